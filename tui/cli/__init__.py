@@ -1,0 +1,1 @@
+"""Command-line entry points: each command wires sources, parsers, model and UI."""

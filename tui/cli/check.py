@@ -1,0 +1,87 @@
+"""``rlwatch check TARGET``: read the run once, report, exit like a monitoring plugin."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+
+from tui.cli import exit_codes
+from tui.cli.targets import open_target
+from tui.feed import Feed
+from tui.model.aliases import DASHBOARD_CONCEPTS
+from tui.model.run_model import RunModel
+from tui.parsers.values import format_value
+from tui.sources.base import SourceError
+
+
+async def load(target: str, log: str | None) -> RunModel:
+    """Read a target to its current end into a fresh model."""
+    opened = open_target(target, log)
+    model = RunModel(opened.source.label)
+    feed = Feed(opened.source, model)
+    try:
+        await feed.run(follow=False)
+    finally:
+        await opened.source.close()
+    return model
+
+
+def report(target: str, model: RunModel) -> dict:
+    """The ``check --json`` object (its shape is a contract users script against)."""
+    return {
+        "target": target,
+        "run": {
+            "log": model.log,
+            "steps": model.step_count,
+            "last_step": model.last_step,
+            "total_steps": model.total_steps,
+            "sec_per_it": _finite_or_none(model.sec_per_it),
+            "eta_s": _finite_or_none(model.eta_s),
+        },
+        "latest": {key: format_value(value) for key, value in model.latest().items()},
+        "findings": [],
+        "accelerators": [],
+    }
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def render_text(result: dict, model: RunModel) -> str:
+    """A short human summary of the same facts."""
+    run = result["run"]
+    total = f"/{run['total_steps']}" if run["total_steps"] else ""
+    lines = [f"{run['log']}: step {run['last_step']}{total}, {run['steps']} steps with metrics"]
+    if run["sec_per_it"] is not None:
+        lines.append(f"  {run['sec_per_it']:.2f} s/it" + (
+            f", ETA {run['eta_s'] / 3600:.1f} h" if run["eta_s"] is not None else ""))
+    for concept in DASHBOARD_CONCEPTS:
+        series, key = model.series_for(concept)
+        last = series.last() if series is not None else None
+        if last is not None:
+            lines.append(f"  {concept.title:<16} {last[1]:.6g}  ({key} @ step {last[0]})")
+    if model.incidents:
+        lines.append(f"  {len(model.incidents)} incident line(s); last: {model.incidents[-1].text[:120]}")
+    return "\n".join(lines)
+
+
+def run_check(target: str, log: str | None, as_json: bool) -> int:
+    """Entry point for ``rlwatch check``."""
+    try:
+        model = asyncio.run(load(target, log))
+    except SourceError as error:
+        print(f"rlwatch: {error}", file=sys.stderr)
+        return exit_codes.UNREADABLE
+    if not model.step_count and model.progress is None and not model.incidents:
+        print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
+              "(not a training log?)", file=sys.stderr)
+        return exit_codes.UNREADABLE
+    result = report(target, model)
+    if as_json:
+        print(json.dumps(result))
+    else:
+        print(render_text(result, model))
+    return exit_codes.OK

@@ -1,0 +1,76 @@
+"""``rlwatch``: argument parsing and dispatch.
+
+Only argparse is imported at start-up; each command imports what it needs
+when it runs, so ``rlwatch --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tui import __version__
+
+DESCRIPTION = """\
+Watch a verl (PPO/GRPO) training run from the terminal.
+
+  rlwatch PATH               dashboard on a log file or a run directory
+  rlwatch check PATH         read the run once and report (exit 0 ok, 1 warning,
+                             2 critical, 3 unreadable); --json for scripts
+  rlwatch demo               dashboard on a bundled real run, replayed at speed
+"""
+
+
+def _add_log_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log", metavar="FILE",
+                        help="the log file to read (default: found in the run directory)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full command line, with one sub-command per job."""
+    parser = argparse.ArgumentParser(
+        prog="rlwatch", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"rlwatch {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    watch = commands.add_parser("watch", help="open the dashboard on a run (the default command)")
+    watch.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    _add_log_option(watch)
+
+    check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
+    check.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_log_option(check)
+
+    demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
+    demo.add_argument("--speed", type=float, default=8.0, metavar="STEPS_PER_S",
+                      help="steps replayed per second (default: 8)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    known = {"watch", "check", "demo"}
+    if args_list and args_list[0] not in known and not args_list[0].startswith("-"):
+        args_list.insert(0, "watch")  # ``rlwatch PATH`` means ``rlwatch watch PATH``
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    if args.command == "check":
+        from tui.cli.check import run_check
+
+        return run_check(args.target, args.log, args.json)
+    if args.command == "demo":
+        from tui.cli.dashboard import run_demo
+
+        return run_demo(args.speed)
+    from tui.cli.dashboard import run_dashboard
+
+    return run_dashboard(args.target, args.log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Turning what the user typed (a log file or a run directory) into a source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui.sources.base import LogSource, SourceError
+from tui.sources.discovery import find_training_log
+from tui.sources.local_file import LocalFile
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedTarget:
+    """A source ready to stream, and a line saying which log was chosen and why."""
+
+    source: LogSource
+    note: str | None
+
+
+def open_target(target: str, log: str | None = None) -> OpenedTarget:
+    """Resolve ``target`` (file or run directory) and ``--log`` to a source."""
+    path = Path(target).expanduser()
+    if log is not None:
+        log_path = Path(log).expanduser()
+        if not log_path.is_absolute() and path.is_dir():
+            log_path = path / log_path
+        return OpenedTarget(LocalFile(log_path), None)
+    if path.is_dir():
+        choice = find_training_log(path)
+        return OpenedTarget(LocalFile(choice.path), f"watching {choice.path} ({choice.reason})")
+    if not path.exists():
+        raise SourceError(f"{target}: no such file or directory")
+    return OpenedTarget(LocalFile(path), None)

@@ -1,0 +1,158 @@
+"""The state of one run, built only from parser records.
+
+The UI, ``rlwatch check`` and (later) the rules read this and nothing else.
+It has no I/O and no clock of its own: the caller passes ``now`` so the
+model stays testable and replayable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui.model.aliases import STEP_TIME, Concept
+from tui.model.series import Series
+from tui.model.step_index import StepIndex
+from tui.parsers.records import (
+    IncidentRecord,
+    ProgressRecord,
+    Record,
+    SampleMarkRecord,
+    StepRecord,
+    TotalStepsRecord,
+)
+from tui.parsers.tqdm_progress import training_position
+
+
+@dataclass(slots=True)
+class Progress:
+    """Where the run stands according to its training progress bar."""
+
+    done: int
+    total: int
+    sec_per_it: float | None
+    eta_s: float | None
+    elapsed_s: float | None
+
+
+class RunModel:
+    """Metric series, step index, progress and incidents of one run."""
+
+    def __init__(self, log: str = "") -> None:
+        self.log = log
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (the log was truncated or replaced)."""
+        self.series: dict[str, Series] = {}
+        self.step_index = StepIndex()
+        self.tqdm_sec_per_it = Series()
+        self.progress: Progress | None = None
+        self.announced_total: int | None = None
+        self.incidents: list[IncidentRecord] = []
+        self.sample_offsets: list[int] = []
+        self.dropped_items = 0
+        self.last_new_step_at: float | None = None
+        self.version = 0
+
+    # -- ingest -------------------------------------------------------------
+
+    def apply(self, records: list[Record], now: float) -> bool:
+        """Fold parser records in; True if anything a reader shows changed."""
+        if not records:
+            return False
+        for record in records:
+            if isinstance(record, StepRecord):
+                self._apply_step(record, now)
+            elif isinstance(record, ProgressRecord):
+                self._apply_progress(record)
+            elif isinstance(record, TotalStepsRecord):
+                self.announced_total = record.total
+            elif isinstance(record, IncidentRecord):
+                self.incidents.append(record)
+            elif isinstance(record, SampleMarkRecord):
+                self.sample_offsets.append(record.offset)
+        self.version += 1
+        return True
+
+    def _apply_step(self, record: StepRecord, now: float) -> None:
+        self.dropped_items += record.dropped
+        if not record.metrics:
+            return
+        last = self.step_index.last_step()
+        self.step_index.add(record.step, record.offset, record.end)
+        if last is None or record.step > last:
+            self.last_new_step_at = now
+        for key, value in record.metrics.items():
+            series = self.series.get(key)
+            if series is None:
+                series = self.series[key] = Series()
+            series.set(record.step, value)
+
+    def _apply_progress(self, record: ProgressRecord) -> None:
+        position = training_position(record)
+        if position is None:
+            return
+        done, total = position
+        self.progress = Progress(done, total, record.sec_per_it, record.eta_s, record.elapsed_s)
+        if record.sec_per_it is not None and done > 0:
+            self.tqdm_sec_per_it.set(done, record.sec_per_it)
+
+    # -- queries ------------------------------------------------------------
+
+    @property
+    def step_count(self) -> int:
+        """Distinct steps that carried metrics."""
+        return len(self.step_index)
+
+    @property
+    def last_step(self) -> int | None:
+        """The highest step that carried metrics."""
+        return self.step_index.last_step()
+
+    @property
+    def total_steps(self) -> int | None:
+        """Total steps from the progress bar, else from verl's announcement."""
+        if self.progress is not None:
+            return self.progress.total
+        return self.announced_total
+
+    @property
+    def sec_per_it(self) -> float | None:
+        """Seconds per step: tqdm's rate, else the newest step-time metric."""
+        if self.progress is not None and self.progress.sec_per_it is not None:
+            return self.progress.sec_per_it
+        series, _ = self.series_for(STEP_TIME)
+        last = series.last() if series is not None else None
+        return last[1] if last is not None else None
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left: tqdm's own estimate, else remaining steps × s/it."""
+        if self.progress is not None and self.progress.eta_s is not None:
+            return self.progress.eta_s
+        total, last, rate = self.total_steps, self.last_step, self.sec_per_it
+        if total is None or last is None or rate is None:
+            return None
+        return max(0, total - last) * rate
+
+    def latest(self) -> dict[str, float]:
+        """Every metric key seen, with its value at the last step that had it."""
+        out = {}
+        for key, series in self.series.items():
+            last = series.last()
+            if last is not None:
+                out[key] = last[1]
+        return out
+
+    def series_for(self, concept: Concept) -> tuple[Series | None, str | None]:
+        """The series behind a concept and the key it came from.
+
+        Step time falls back to the progress bar's s/it when the run logs no
+        timing metric (the v0.1 SFT trainer, TRL).
+        """
+        key = concept.resolve(self.series)
+        if key is not None:
+            return self.series[key], key
+        if concept is STEP_TIME and len(self.tqdm_sec_per_it):
+            return self.tqdm_sec_per_it, "tqdm s/it"
+        return None, None

@@ -1,0 +1,221 @@
+"""The streaming console-log scanner: log bytes in, records with byte offsets out.
+
+Verbose reward functions make real logs gigabytes of chatter around a few
+thousand metric lines, so the scanner never looks at every line in Python:
+it asks ``bytes.find`` (memchr speed) for a short list of needles and parses
+only the lines that contain one. Everything else is skipped unread.
+
+The scanner is pure: the caller feeds bytes in file order (``feed``) or
+isolated lines whose offsets it knows (``scan_line``, for lines a remote
+``grep -b`` already picked out), and gets records back.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tui.parsers import hard_wrap
+from tui.parsers.incidents import INCIDENT_PATTERNS, match_incident
+from tui.parsers.records import (
+    Record,
+    SampleMarkRecord,
+    StepRecord,
+    TotalStepsRecord,
+)
+from tui.parsers.text import clean_segments, decode
+from tui.parsers.tqdm_progress import parse_bar
+from tui.parsers.trainer_dicts import parse_dict_line
+from tui.parsers.verl_steps import find_step, parse_items
+
+_TOTAL_STEPS = re.compile(r"Total training steps: (\d+)")
+
+# Every line any grammar could want contains one of these; all other lines
+# are skipped without being decoded.
+NEEDLES: tuple[bytes, ...] = (
+    b"step:",
+    b"%|",
+    b"Total training steps",
+    b"[prompt]",
+    b"'loss':",
+    *(needle.encode() for _, needles in INCIDENT_PATTERNS for needle in needles),
+)
+
+# A line longer than this is not a log line anyone printed on purpose (binary
+# junk, a runaway print); it is skipped whole and counted.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+# A physical line is cut at exactly a buffer size by some capture tools (the
+# corpus has step lines cut at 4,096 bytes): its last item is not trusted.
+_CUT_LENGTHS = frozenset(1 << k for k in range(10, 25))
+# How many rows a hard-wrapped step line may span before the scanner stops
+# looking for more (a 20 kB line in a 100-column terminal).
+_MAX_WRAP_ROWS = 400
+
+
+class LogScanner:
+    """Turns a console log, fed in order as bytes, into records.
+
+    ``consumed`` is the absolute offset up to which the bytes have been
+    processed; a follower that reconnects resumes from there and neither
+    loses nor repeats a record.
+    """
+
+    def __init__(self, offset: int = 0) -> None:
+        self._buf = b""
+        self._buf_offset = offset
+        self._dict_lines = 0
+        self.skipped_lines = 0
+
+    @property
+    def consumed(self) -> int:
+        """Absolute offset of the first byte not yet turned into records."""
+        return self._buf_offset
+
+    def feed(self, data: bytes) -> list[Record]:
+        """Add bytes that follow those already fed; return the records completed."""
+        if data:
+            self._buf += data
+        return self._drain(final=False)
+
+    def finish(self) -> list[Record]:
+        """Process what is left, including a last line with no newline."""
+        return self._drain(final=True)
+
+    def skip_to(self, offset: int) -> None:
+        """Continue at ``offset``: the bytes before it were handled elsewhere (a remote grep)."""
+        self._buf = b""
+        self._buf_offset = offset
+
+    def scan_line(self, line: bytes, offset: int) -> list[Record]:
+        """Records from one isolated physical line that starts at ``offset``."""
+        if len(line) > MAX_LINE_BYTES:
+            self.skipped_lines += 1
+            return []
+        return self._parse_line(decode(line), offset, offset + len(line), len(line))
+
+    # -- internals -----------------------------------------------------------
+
+    def _drain(self, final: bool) -> list[Record]:
+        buf = self._buf
+        end = len(buf) if final else buf.rfind(b"\n") + 1
+        if end == 0:
+            if len(buf) > MAX_LINE_BYTES:
+                # No newline in 16 MiB: junk. Drop it so memory stays bounded.
+                self.skipped_lines += 1
+                self._buf_offset += len(buf)
+                self._buf = b""
+            return []
+        records: list[Record] = []
+        stop = end
+        resume = 0
+        for start in self._candidate_starts(buf, end):
+            if start < resume:
+                continue  # already consumed as a row of a wrapped line
+            line_end = _line_end(buf, start, end)
+            if line_end - start > MAX_LINE_BYTES:
+                self.skipped_lines += 1
+                resume = line_end
+                continue
+            text = decode(buf[start:line_end])
+            joined = self._join_wrapped(buf, text, line_end, end, final)
+            if joined is None:
+                stop = start  # a wrapped line may go on in bytes not yet here
+                break
+            text, line_end = joined
+            records.extend(
+                self._parse_line(text, self._buf_offset + start, self._buf_offset + line_end,
+                                 line_end - start)
+            )
+            resume = line_end
+        self._buf = buf[stop:]
+        self._buf_offset += stop
+        return records
+
+    @staticmethod
+    def _candidate_starts(buf: bytes, end: int) -> list[int]:
+        starts: set[int] = set()
+        for needle in NEEDLES:
+            pos = buf.find(needle, 0, end)
+            while pos != -1:
+                start = buf.rfind(b"\n", 0, pos) + 1
+                starts.add(start)
+                next_line = buf.find(b"\n", pos, end)
+                if next_line == -1:
+                    break
+                pos = buf.find(needle, next_line + 1, end)
+        return sorted(starts)
+
+    def _join_wrapped(
+        self, buf: bytes, text: str, line_end: int, end: int, final: bool
+    ) -> tuple[str, int] | None:
+        """Join terminal-wrapped rows of a step line; None means 'wait for more bytes'."""
+        segments = clean_segments(text)
+        if not segments or find_step(segments[-1]) is None:
+            return text, line_end
+        first_row = text.rstrip("\r\n")
+        if not hard_wrap.may_be_wrapped(first_row):
+            return text, line_end
+        joined = last_row = first_row
+        rows = 1
+        while rows < _MAX_WRAP_ROWS:
+            if line_end >= end:
+                if not final:
+                    return None
+                break
+            next_end = _line_end(buf, line_end, end)
+            row = decode(buf[line_end:next_end]).rstrip("\r\n")
+            if not hard_wrap.continues(joined, last_row, len(first_row), rows, row):
+                break
+            # A row short of the width lost trailing spaces when it was copied
+            # out of the terminal; put them back before the next row.
+            joined += " " * max(0, len(first_row) - len(last_row)) + row
+            last_row = row
+            rows += 1
+            line_end = next_end
+        return (joined if rows > 1 else text), line_end
+
+    def _parse_line(self, text: str, offset: int, end: int, raw_length: int) -> list[Record]:
+        records: list[Record] = []
+        for segment in clean_segments(text):
+            found = find_step(segment)
+            bar_text = segment if found is None else segment[: found[1]]
+            bar = parse_bar(bar_text, offset)
+            if bar is not None:
+                records.append(bar)
+            if found is not None:
+                step, items_at = found
+                metrics, dropped = parse_items(segment[items_at:])
+                if raw_length in _CUT_LENGTHS and metrics:
+                    metrics.pop(next(reversed(metrics)))
+                    dropped += 1
+                records.append(StepRecord(step, metrics, offset, end, dropped))
+                continue
+            if bar is not None:
+                continue
+            records.extend(self._other_records(segment, offset, end))
+        return records
+
+    def _other_records(self, segment: str, offset: int, end: int) -> list[Record]:
+        total = _TOTAL_STEPS.search(segment)
+        if total is not None:
+            return [TotalStepsRecord(int(total.group(1)), offset)]
+        if segment.lstrip().startswith("[prompt]"):
+            return [SampleMarkRecord(offset)]
+        incident = match_incident(segment, offset)
+        if incident is not None:
+            return [incident]
+        parsed = parse_dict_line(segment)
+        if parsed is None:
+            return []
+        metrics, step, total_steps = parsed
+        self._dict_lines += 1
+        records: list[Record] = [StepRecord(step if step is not None else self._dict_lines,
+                                            metrics, offset, end)]
+        if total_steps is not None:
+            records.append(TotalStepsRecord(total_steps, offset))
+        return records
+
+
+def _line_end(buf: bytes, start: int, end: int) -> int:
+    newline = buf.find(b"\n", start, end)
+    return end if newline == -1 else newline + 1
+

@@ -1,0 +1,78 @@
+"""The typed records the parsers produce and the model consumes.
+
+Every record carries the byte offset of the physical line it came from, so the
+raw text behind any step can be fetched later by byte range instead of
+re-reading the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """One ``step:N - key:value - …`` line (or a trainer's dict line).
+
+    ``offset``/``end`` delimit the physical line(s) in the log; ``dropped``
+    counts items that were present but unreadable (cut lines, junk), so a
+    reader can tell "absent" from "garbled".
+    """
+
+    step: int
+    metrics: dict[str, float]
+    offset: int
+    end: int
+    dropped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressRecord:
+    """One tqdm update: ``desc: 15%|…| 49/320 [1:06:07<4:11:40, 55.72s/it]``."""
+
+    desc: str
+    n: int
+    total: int | None
+    elapsed_s: float | None
+    eta_s: float | None
+    sec_per_it: float | None
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class TotalStepsRecord:
+    """verl's ``Total training steps: N`` announcement."""
+
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentRecord:
+    """A line that means the run is in trouble: a traceback, OOM, NCCL timeout…"""
+
+    kind: str
+    text: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class SampleMarkRecord:
+    """Where a printed ``[prompt]`` sample block starts; parsed on demand."""
+
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """A reward manager's printed sample: ``[prompt]`` … ``[score]`` blocks."""
+
+    prompt: str
+    response: str = ""
+    ground_truth: str = ""
+    score: float | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+    offset: int = 0
+
+
+Record = StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | SampleMarkRecord

@@ -1,0 +1,74 @@
+"""tqdm progress bars: ``Training Progress:  15%|██▌ | 49/320 [1:06:07<4:11:40, 55.72s/it]``.
+
+verl's trainer bar is ``Training Progress``; its SFT trainer draws
+``Epoch 1/6`` bars. Other bars (vLLM's ``Processed prompts``, checkpoint
+loading) are parsed too and told apart by their description.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tui.parsers.records import ProgressRecord
+
+_BAR = re.compile(
+    r"(?P<desc>[^|\[\]]{0,200}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|]{0,400}\|\s*"
+    r"(?P<n>\d+)/(?P<total>\d+)\s*"
+    r"(?:\[(?P<elapsed>[\d:]+)(?:<(?P<eta>[\d:?]+))?"
+    r"(?:,\s*(?P<rate>[\d.]+|\?)\s*(?P<unit>s/it|it/s))?)?"
+)
+_EPOCH = re.compile(r"Epoch (\d+)/(\d+)")
+# tqdm bars are short; looking further than this only invites slow regex
+# work on pathological lines.
+_MAX_BAR_CHARS = 2048
+
+
+def parse_duration(text: str | None) -> float | None:
+    """tqdm's ``[H:]MM:SS`` (hours may exceed 24) in seconds; None for ``?``."""
+    if not text or "?" in text:
+        return None
+    total = 0.0
+    for part in text.split(":"):
+        if not part.isdigit():
+            return None
+        total = total * 60 + int(part)
+    return total
+
+
+def parse_bar(segment: str, offset: int) -> ProgressRecord | None:
+    """Parse the first tqdm bar in ``segment``, or None."""
+    if "%|" not in segment:
+        return None
+    match = _BAR.search(segment[:_MAX_BAR_CHARS])
+    if match is None:
+        return None
+    rate, unit = match.group("rate"), match.group("unit")
+    sec_per_it = None
+    if rate and rate != "?" and float(rate) > 0:
+        sec_per_it = float(rate) if unit == "s/it" else 1.0 / float(rate)
+    return ProgressRecord(
+        desc=match.group("desc").strip(),
+        n=int(match.group("n")),
+        total=int(match.group("total")),
+        elapsed_s=parse_duration(match.group("elapsed")),
+        eta_s=parse_duration(match.group("eta")),
+        sec_per_it=sec_per_it,
+        offset=offset,
+    )
+
+
+def training_position(record: ProgressRecord) -> tuple[int, int] | None:
+    """(steps done, total steps) if this bar tracks training, else None.
+
+    ``Training Progress`` counts verl steps directly; an ``Epoch e/E`` bar
+    counts steps within one epoch, so the run position is scaled by epochs.
+    """
+    if record.total is None:
+        return None
+    if record.desc.endswith("Training Progress"):
+        return record.n, record.total
+    epoch = _EPOCH.search(record.desc)
+    if epoch is not None:
+        current, epochs = int(epoch.group(1)), int(epoch.group(2))
+        return (current - 1) * record.total + record.n, epochs * record.total
+    return None

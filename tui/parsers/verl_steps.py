@@ -1,0 +1,68 @@
+"""verl's console step lines: ``step:N - key:value - key:value …``.
+
+verl's ``LocalLogger`` prints one line per ``Tracking.log`` call. The line may
+sit after a Ray prefix, after colour codes, or glued to the end of a tqdm bar
+(``…7.48s/it]step:4 - …``); ``training/global_step:34`` inside a line is a
+metric, not a step line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tui.parsers.values import parse_value
+
+# ``step:`` not preceded by a word character or ``/`` (that would be
+# ``global_step:`` or ``training/global_step:``).
+_STEP = re.compile(r"(?:^|(?<=[^\w/]))step:(\d+) - ")
+_KEY = re.compile(r"[^\s]+")
+_SEPARATOR = " - "
+
+
+def find_step(segment: str) -> tuple[int, int] | None:
+    """Return (step number, index where the items start) if ``segment`` holds a step line."""
+    if "step:" not in segment:
+        return None
+    match = _STEP.search(segment)
+    if match is None:
+        return None
+    return int(match.group(1)), match.end()
+
+
+def split_item(item: str) -> tuple[str, float | None] | None:
+    """Split ``key:value``; None when the item has no key at all.
+
+    The split is at the *last* colon: values never contain one, while a
+    user-named data source in a key might (``val/test_score/hf:gsm8k``).
+    """
+    key, colon, value = item.rpartition(":")
+    key = key.strip()
+    if not colon or not key or not _KEY.fullmatch(key):
+        return None
+    return key, parse_value(value)
+
+
+def parse_items(text: str) -> tuple[dict[str, float], int]:
+    """Parse the ``key:value - key:value`` tail of a step line.
+
+    Returns the metrics and how many items were unreadable. A repeated key
+    keeps its last value, as a dict update in verl would.
+    """
+    text = text.rstrip()
+    if text.endswith(" -"):
+        text = text[:-2]
+    metrics: dict[str, float] = {}
+    dropped = 0
+    for item in text.split(_SEPARATOR):
+        parsed = split_item(item)
+        if parsed is None or parsed[1] is None:
+            dropped += 1
+            continue
+        metrics[parsed[0]] = parsed[1]
+    return metrics, dropped
+
+
+def item_is_complete(item: str) -> bool:
+    """True when ``item`` reads as a whole ``key:value`` (used to spot hard wraps)."""
+    parsed = split_item(item)
+    return parsed is not None and parsed[1] is not None

@@ -1,0 +1,1 @@
+"""Sources move bytes and know nothing of verl: local files now, SSH next."""

@@ -1,0 +1,77 @@
+"""What every source offers the layers above it.
+
+A source streams a log from a byte offset (``stream``), optionally keeps
+following it as it grows, and reads any byte range again on demand
+(``read_range``, for the step detail). Local files and SSH implement the same
+calls, so everything above them is tested without a network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class SourceError(Exception):
+    """A target that cannot be read; the message is one line a user can act on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Data:
+    """Bytes of the log starting at ``offset``."""
+
+    offset: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Pre-filtered lines of ``[0, resume_at)``, each with its own offset.
+
+    A remote source lets ``grep -b`` on the box pick out the lines the
+    scanner wants instead of sending gigabytes of chatter; what follows is
+    ordinary ``Data`` from ``resume_at``.
+    """
+
+    lines: list[tuple[int, bytes]]
+    resume_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """The log was truncated or replaced: everything read so far is void."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A change in the source's health (connected, reconnecting…) for the header."""
+
+    text: str
+    ok: bool = True
+
+
+SourceEvent = Data | Lines | Reset | Status
+
+
+class LogSource(Protocol):
+    """A followable, range-readable log."""
+
+    @property
+    def label(self) -> str:
+        """How the UI names the log (a path, or host:path)."""
+        ...
+
+    def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
+        """Yield the log's bytes from ``start``; with ``follow``, keep waiting for more."""
+        ...
+
+    async def read_range(self, start: int, end: int) -> bytes:
+        """The bytes in ``[start, end)``."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections and file handles."""
+        ...
