@@ -22,6 +22,10 @@ async def load(target: str, log: str | None) -> RunModel:
     model = RunModel(opened.source.label)
     feed = Feed(opened.source, model)
     try:
+        note = await opened.source.connect()
+        model.log = opened.source.label
+        if note:
+            print(f"rlwatch: {note}", file=sys.stderr)
         await feed.run(follow=False)
     finally:
         await opened.source.close()

@@ -64,6 +64,15 @@ class LogSource(Protocol):
         """How the UI names the log (a path, or host:path)."""
         ...
 
+    async def connect(self) -> str | None:
+        """Get ready to read (open, connect, find the log); raise SourceError if it cannot.
+
+        Returns a line worth telling the user (which log was chosen), or None.
+        Called once before ``stream``, so failures surface before a dashboard
+        starts.
+        """
+        ...
+
     def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
         """Yield the log's bytes from ``start``; with ``follow``, keep waiting for more."""
         ...

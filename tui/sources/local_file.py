@@ -33,6 +33,11 @@ class LocalFile:
     def label(self) -> str:
         return str(self.path)
 
+    async def connect(self) -> str | None:
+        """Fail early, with the reason, if the file cannot be read."""
+        self._open().close()
+        return None
+
     def _open(self):
         try:
             return open(self.path, "rb")
