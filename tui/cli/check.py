@@ -22,7 +22,7 @@ async def load(target: str, log: str | None) -> RunModel:
     model = RunModel(opened.source.label)
     feed = Feed(opened.source, model)
     try:
-        note = await opened.source.connect()
+        note = await opened.source.connect() or opened.note
         model.log = opened.source.label
         if note:
             print(f"rlwatch: {note}", file=sys.stderr)

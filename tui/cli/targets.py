@@ -20,7 +20,15 @@ class OpenedTarget:
 
 def open_target(target: str, log: str | None = None) -> OpenedTarget:
     """Resolve ``target`` (file or run directory) and ``--log`` to a source."""
-    path = Path(target).expanduser()
+    try:
+        return _open_local(Path(target).expanduser(), target, log)
+    except PermissionError:
+        raise SourceError(f"{target}: permission denied") from None
+    except OSError as error:
+        raise SourceError(f"{target}: {error.strerror or error}") from None
+
+
+def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:
     if log is not None:
         log_path = Path(log).expanduser()
         if not log_path.is_absolute() and path.is_dir():

@@ -12,7 +12,7 @@ import re
 from tui.parsers.records import ProgressRecord
 
 _BAR = re.compile(
-    r"(?P<desc>[^|\[\]]{0,200}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|]{0,400}\|\s*"
+    r"(?P<desc>[^|]{0,200}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|]{0,400}\|\s*"
     r"(?P<n>\d+)/(?P<total>\d+)\s*"
     r"(?:\[(?P<elapsed>[\d:]+)(?:<(?P<eta>[\d:?]+))?"
     r"(?:,\s*(?P<rate>[\d.]+|\?)\s*(?P<unit>s/it|it/s))?)?"

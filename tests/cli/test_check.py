@@ -1,0 +1,129 @@
+"""``rlwatch check``: the real command on real logs, its JSON contract and exit codes."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.corpus import verl_log
+
+
+def rlwatch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+def check_json(path) -> dict:
+    done = rlwatch("check", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# Whole-run logs: (distinct steps, last step, total, {key: value at its last step}),
+# each value read off the log by hand.
+WHOLE_RUNS = {
+    "029": (59, 58, None, {"train/loss": 0.017, "val/loss": 0.411}),
+    "030": (106, 105, None, {"critic/score/mean": 0.682, "actor/entropy_loss": 0.149,
+                             "timing/gen": 48.744}),
+    "031": (435, 434, None, {"timing/gen": 17.455, "critic/kl": 0.203}),
+    "032": (1120, 1120, None, {"val/test_score/openai/gsm8k": 0.697, "critic/score/mean": 0.981,
+                               "actor/pg_loss": 0.003, "timing_s/step": 81.267}),
+    "033": (1120, 1120, None, {"val/test_score/openai/gsm8k": 0.701, "critic/vf_loss": 0.018,
+                               "actor/pg_loss": 0.083}),
+    "034": (211, 210, 210, {"critic/score/mean": 0.937, "timing_s/step": 705.786}),
+    "035": (106, 105, 105, {"critic/score/mean": 0.987, "timing_s/step": 418.549}),
+}
+
+
+@pytest.mark.parametrize("prefix", sorted(WHOLE_RUNS))
+def test_whole_run_logs_report_exact_values(prefix):
+    steps, last_step, total, values = WHOLE_RUNS[prefix]
+    result = check_json(verl_log(prefix))
+    assert set(result) == {"target", "run", "latest", "findings", "accelerators"}
+    assert result["target"] == str(verl_log(prefix)) and result["run"]["log"] == str(verl_log(prefix))
+    assert result["run"]["steps"] == steps and result["run"]["last_step"] == last_step
+    assert result["run"]["total_steps"] == total
+    for key, value in values.items():
+        assert result["latest"][key] == value, key
+    assert result["findings"] == [] and result["accelerators"] == []
+
+
+def test_progress_bar_run_reports_rate_and_eta():
+    run = check_json(verl_log("034"))["run"]
+    assert run["sec_per_it"] > 0 and run["eta_s"] == 0
+
+
+def test_non_finite_values_are_strings_in_json():
+    latest = check_json(verl_log("036"))["latest"]
+    assert latest["critic/vf_loss"] == "nan" and latest["critic/grad_norm"] == "nan"
+
+
+def test_run_directory_finds_its_log_and_says_which(tmp_path):
+    shutil.copy(verl_log("031"), tmp_path / "train.log")
+    (tmp_path / "notes.txt").write_text("nothing to see\n")
+    done = rlwatch("check", str(tmp_path), "--json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["run"]["log"] == str(tmp_path / "train.log")
+    assert "train.log" in done.stderr
+
+
+def test_log_option_overrides_discovery(tmp_path):
+    shutil.copy(verl_log("031"), tmp_path / "a.log")
+    shutil.copy(verl_log("036"), tmp_path / "b.log")
+    done = rlwatch("check", str(tmp_path), "--log", "b.log", "--json")
+    assert json.loads(done.stdout)["run"]["steps"] == 1
+
+
+def test_text_report_names_the_panels():
+    done = rlwatch("check", str(verl_log("032")))
+    assert done.returncode == 0
+    assert "train reward" in done.stdout and "0.981" in done.stdout and "step 1120" in done.stdout
+
+
+# -- bad input: one clear line on stderr, exit 3, never a traceback ----------
+
+def assert_unreadable(done, fragment: str):
+    assert done.returncode == 3, done
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("rlwatch: ") and fragment in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_missing_path(tmp_path):
+    assert_unreadable(rlwatch("check", str(tmp_path / "nope.log")), "no such file")
+
+
+def test_empty_file(tmp_path):
+    (tmp_path / "empty.log").write_bytes(b"")
+    assert_unreadable(rlwatch("check", str(tmp_path / "empty.log")), "not a training log")
+
+
+def test_binary_junk(tmp_path):
+    (tmp_path / "junk.log").write_bytes(os.urandom(300_000))
+    assert_unreadable(rlwatch("check", str(tmp_path / "junk.log")), "not a training log")
+
+
+def test_ten_megabyte_line_and_invalid_utf8_around_real_steps(tmp_path):
+    data = (b"\xff\xfe\xfa not utf-8\n" + b"z" * (10 * 1024 * 1024) + b"\n"
+            + verl_log("036").read_bytes())
+    (tmp_path / "mixed.log").write_bytes(data)
+    result = json.loads(rlwatch("check", str(tmp_path / "mixed.log"), "--json").stdout)
+    assert result["run"]["steps"] == 1 and result["latest"]["critic/vf_explained_var"] == -72.348
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv to check as an unprivileged user")
+def test_unreadable_path_as_an_ordinary_user(tmp_path):
+    tmp_path.chmod(0o755)
+    log = tmp_path / "secret.log"
+    log.write_bytes(verl_log("036").read_bytes())
+    log.chmod(0o600)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+         sys.executable, "-m", "tui", "check", str(log)],
+        capture_output=True, text=True, timeout=60, env=env, cwd="/")
+    assert_unreadable(done, "permission denied")

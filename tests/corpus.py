@@ -1,0 +1,21 @@
+"""Where the shared real-log corpus lives: ``../shared/corpus`` beside the checkout (as in CI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+VERL_LOGS = CORPUS / "verl_logs"
+
+
+def verl_log(prefix: str) -> Path:
+    """The corpus log whose file name starts with ``prefix`` (e.g. ``"032"``)."""
+    matches = sorted(VERL_LOGS.glob(f"{prefix}_*.log"))
+    assert len(matches) == 1, f"expected one corpus log for {prefix!r}, found {matches}"
+    return matches[0]
+
+
+def all_verl_logs() -> list[Path]:
+    """Every log in the corpus."""
+    return sorted(VERL_LOGS.glob("*.log"))

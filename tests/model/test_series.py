@@ -1,0 +1,47 @@
+"""A metric's series: ordered appends, later-line-wins, spike-keeping downsampling."""
+
+import math
+
+from tui.model.series import Series
+
+
+def build(points) -> Series:
+    series = Series()
+    for step, value in points:
+        series.set(step, value)
+    return series
+
+
+def test_steps_in_order_append():
+    series = build([(1, 0.1), (2, 0.2), (3, 0.3)])
+    assert list(series.steps) == [1, 2, 3] and series.last() == (3, 0.3)
+    assert series.previous() == (2, 0.2)
+
+
+def test_a_re_printed_step_replaces_its_value():
+    series = build([(1, 0.1), (2, 0.2), (3, 0.3), (2, 9.0)])
+    assert list(series.steps) == [1, 2, 3] and series.value_at(2) == 9.0
+
+
+def test_an_out_of_order_step_is_inserted_in_place():
+    series = build([(1, 0.1), (5, 0.5), (3, 0.3)])
+    assert list(series.steps) == [1, 3, 5] and list(series.values) == [0.1, 0.3, 0.5]
+
+
+def test_finite_range_ignores_nan():
+    series = build([(1, 1.0), (2, math.nan), (3, -2.0), (4, math.inf)])
+    assert series.finite_range() == (-2.0, 1.0)
+
+
+def test_downsampling_keeps_a_one_step_spike_in_either_direction():
+    values = [0.5] * 10_000
+    values[4321] = 9.0
+    values[8765] = -7.0
+    series = build(enumerate(values))
+    drawn = series.downsample(40)
+    assert len(drawn) == 40 and max(drawn) == 9.0 and min(drawn) == -7.0
+
+
+def test_short_series_are_drawn_whole():
+    assert build([(1, 1.0), (2, math.nan), (3, 3.0)]).downsample(10) == [1.0, 3.0]
+    assert Series().downsample(10) == []

@@ -1,0 +1,19 @@
+"""The core layers stay free of UI and network libraries (DESIGN.md's one-way flow).
+
+Checked in a fresh interpreter, as harlequin does: importing the parsers, the
+model, the rules and the local sources must not pull in Textual or asyncssh.
+"""
+
+import subprocess
+import sys
+
+CORE = ["tui.parsers.log_scanner", "tui.parsers.samples", "tui.model.run_model", "tui.feed",
+        "tui.sources.local_file", "tui.sources.discovery"]
+
+
+def test_core_imports_neither_textual_nor_asyncssh():
+    code = ("import sys, importlib\n"
+            f"for name in {CORE!r}: importlib.import_module(name)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'asyncssh', 'rich'}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
