@@ -91,3 +91,40 @@ async def test_missing_file_is_a_clear_error(tmp_path):
 async def test_directory_is_a_clear_error(tmp_path):
     with pytest.raises(SourceError, match="is a directory"):
         await LocalFile(tmp_path).connect()
+
+
+# -- the grep backfill of big logs ------------------------------------------
+
+from tests.corpus import verl_log  # noqa: E402
+from tui.feed import Feed  # noqa: E402
+from tui.model.run_model import RunModel  # noqa: E402
+from tui.parsers.log_scanner import NEEDLES  # noqa: E402
+from tui.sources.base import Lines  # noqa: E402
+
+
+async def load(source) -> RunModel:
+    model = RunModel()
+    await Feed(source, model).run(follow=False)
+    return model
+
+
+@pytest.mark.parametrize("prefix", ["031", "032", "034", "009", "025"])
+async def test_grep_backfill_builds_the_same_model_as_reading_everything(prefix):
+    path = verl_log(prefix)
+    whole = await load(LocalFile(path))
+    filtered = await load(LocalFile(path, prefilter=NEEDLES, grep_min_bytes=0))
+    assert repr(filtered.latest()) == repr(whole.latest())
+    assert filtered.step_index.ends == whole.step_index.ends
+    assert [i.offset for i in filtered.incidents] == [i.offset for i in whole.incidents]
+    assert filtered.sample_offsets == whole.sample_offsets
+    assert filtered.progress == whole.progress
+
+
+async def test_grep_backfill_stops_at_the_last_whole_line_and_following_goes_on(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_bytes(b"chatter\nstep:1 - a:1\nstep:2 - a:")  # step 2 still being written
+    events = await collect(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
+    lines = [e for e in events if isinstance(e, Lines)]
+    assert lines[-1].resume_at == 21
+    assert [offset for e in lines for offset, _ in e.lines] == [8]
+    assert events[-1] == Data(21, b"step:2 - a:")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tui.sources.base import LogSource, SourceError
 from tui.sources.discovery import find_training_log
+from tui.parsers.log_scanner import NEEDLES
 from tui.sources.local_file import LocalFile
 
 
@@ -33,10 +34,10 @@ def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:
         log_path = Path(log).expanduser()
         if not log_path.is_absolute() and path.is_dir():
             log_path = path / log_path
-        return OpenedTarget(LocalFile(log_path), None)
+        return OpenedTarget(LocalFile(log_path, prefilter=NEEDLES), None)
     if path.is_dir():
         choice = find_training_log(path)
-        return OpenedTarget(LocalFile(choice.path), f"watching {choice.path} ({choice.reason})")
+        return OpenedTarget(LocalFile(choice.path, prefilter=NEEDLES), f"watching {choice.path} ({choice.reason})")
     if not path.exists():
         raise SourceError(f"{target}: no such file or directory")
-    return OpenedTarget(LocalFile(path), None)
+    return OpenedTarget(LocalFile(path, prefilter=NEEDLES), None)

@@ -9,25 +9,54 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+import shutil
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from tui.sources.base import Data, Reset, SourceError, SourceEvent
+from tui.sources.base import Data, Lines, Reset, SourceError, SourceEvent
+from tui.sources.grep_filter import GrepOutput, grep_command
 
 CHUNK_BYTES = 4 * 1024 * 1024
 POLL_SECONDS = 0.2
+# Below this size reading everything is as fast as starting grep.
+GREP_MIN_BYTES = 32 * 1024 * 1024
+# Pre-filtered lines are handed on in batches of about this many bytes.
+_LINES_BATCH_BYTES = 1024 * 1024
 
 
 def _identity(stat: os.stat_result) -> tuple[int, int]:
     return stat.st_dev, stat.st_ino
 
 
+def _last_line_end(handle, size: int, window: int = 1 << 20) -> int:
+    """Offset just after the last newline at or before ``size`` (0 if none)."""
+    end = size
+    while end > 0:
+        begin = max(0, end - window)
+        handle.seek(begin)
+        newline = handle.read(end - begin).rfind(b"\n")
+        if newline != -1:
+            return begin + newline + 1
+        end = begin
+    return 0
+
+
 class LocalFile:
     """A local log file."""
 
-    def __init__(self, path: str | os.PathLike[str], poll_seconds: float = POLL_SECONDS) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        poll_seconds: float = POLL_SECONDS,
+        prefilter: Sequence[bytes] = (),
+        grep_min_bytes: int = GREP_MIN_BYTES,
+    ) -> None:
+        """``prefilter``: fixed strings every wanted line contains; a big log is
+        then backfilled through grep (``Lines``) instead of read whole."""
         self.path = Path(path)
         self.poll_seconds = poll_seconds
+        self.prefilter = tuple(prefilter)
+        self.grep_min_bytes = grep_min_bytes
 
     @property
     def label(self) -> str:
@@ -54,8 +83,13 @@ class LocalFile:
         """Yield chunks from ``start``; when following, notice truncation and replacement."""
         handle = self._open()
         try:
-            identity = _identity(os.fstat(handle.fileno()))
+            stat = os.fstat(handle.fileno())
+            identity = _identity(stat)
             offset = start
+            if self._should_grep(start, stat.st_size):
+                async for event in self._grep_backfill(handle, stat.st_size):
+                    yield event
+                    offset = event.resume_at
             handle.seek(offset)
             while True:
                 data = await asyncio.to_thread(handle.read, CHUNK_BYTES)
@@ -76,6 +110,37 @@ class LocalFile:
                 offset = 0
         finally:
             handle.close()
+
+    def _should_grep(self, start: int, size: int) -> bool:
+        return (start == 0 and bool(self.prefilter) and size >= self.grep_min_bytes
+                and shutil.which("grep") is not None)
+
+    async def _grep_backfill(self, handle, size: int) -> AsyncIterator[Lines]:
+        """Yield grep's matches in ``[0, resume_at)``, where ``resume_at`` ends the
+        last whole line present when we started; following goes on from there."""
+        resume_at = _last_line_end(handle, size)
+        process = await asyncio.create_subprocess_exec(
+            *grep_command(self.prefilter, str(self.path)),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            env={**os.environ, "LC_ALL": "C"})
+        output = GrepOutput()
+        batch: list[tuple[int, bytes]] = []
+        batch_bytes = 0
+        try:
+            while chunk := await process.stdout.read(CHUNK_BYTES):
+                for offset, line in output.feed(chunk):
+                    if offset >= resume_at:
+                        continue  # appended after we looked: the follower reads it
+                    batch.append((offset, line))
+                    batch_bytes += len(line)
+                if batch_bytes >= _LINES_BATCH_BYTES:
+                    yield Lines(batch, resume_at)
+                    batch, batch_bytes = [], 0
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+        yield Lines(batch, resume_at)
 
     def _changed(self, identity: tuple[int, int], offset: int) -> str | None:
         """Why the file we hold is no longer the log at ``path``, if it is not."""
