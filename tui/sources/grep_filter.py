@@ -31,8 +31,11 @@ class GrepOutput:
         end = data.rfind(b"\n") + 1
         self._pending = data[end:]
         out = []
-        for raw in data[:end].splitlines(keepends=True):
-            offset, colon, line = raw.partition(b":")
+        start = 0
+        while start < end:
+            stop = data.index(b"\n", start) + 1  # not splitlines(): a line may hold \r
+            offset, colon, line = data[start:stop].partition(b":")
             if colon and offset.isdigit():
                 out.append((int(offset), line))
+            start = stop
         return out
