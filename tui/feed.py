@@ -41,6 +41,7 @@ class Feed:
         """Read the log from where the scanner stopped; with ``follow``, never return."""
         async for event in self.source.stream(self.scanner.consumed, follow):
             if isinstance(event, Data):
+                self.model.note_write(event.mtime if event.mtime is not None else self.clock())
                 await self._ingest(event.data)
             elif isinstance(event, Lines):
                 records = []

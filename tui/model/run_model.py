@@ -16,6 +16,7 @@ from tui.parsers.records import (
     IncidentRecord,
     ProgressRecord,
     Record,
+    RunEndRecord,
     SampleMarkRecord,
     StepRecord,
     TotalStepsRecord,
@@ -52,6 +53,8 @@ class RunModel:
         self.sample_offsets: list[int] = []
         self.dropped_items = 0
         self.last_new_step_at: float | None = None
+        self.last_write_at: float | None = None
+        self.end_marker_seen = False
         self.version = 0
 
     # -- ingest -------------------------------------------------------------
@@ -71,6 +74,8 @@ class RunModel:
                 self.incidents.append(record)
             elif isinstance(record, SampleMarkRecord):
                 self.sample_offsets.append(record.offset)
+            elif isinstance(record, RunEndRecord):
+                self.end_marker_seen = True
         self.version += 1
         return True
 
@@ -108,6 +113,19 @@ class RunModel:
     def last_step(self) -> int | None:
         """The highest step that carried metrics."""
         return self.step_index.last_step()
+
+    @property
+    def finished(self) -> bool:
+        """The run printed its end (final validation, wandb summary) or reached its total."""
+        if self.end_marker_seen:
+            return True
+        total, last = self.total_steps, self.last_step
+        return total is not None and last is not None and last >= total
+
+    def note_write(self, when: float) -> None:
+        """The log was last written at ``when`` (its mtime, or when bytes arrived)."""
+        if self.last_write_at is None or when > self.last_write_at:
+            self.last_write_at = when
 
     @property
     def total_steps(self) -> int | None:

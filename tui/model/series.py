@@ -17,11 +17,14 @@ from bisect import bisect_left
 class Series:
     """Values of one metric keyed by step, ascending."""
 
-    __slots__ = ("steps", "values")
+    __slots__ = ("steps", "values", "rewrites")
 
     def __init__(self) -> None:
         self.steps = array("q")
         self.values = array("d")
+        # Bumped whenever a point other than a new last one changes, so a
+        # reader that works incrementally (the rules) knows to start over.
+        self.rewrites = 0
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -34,6 +37,7 @@ class Series:
             self.values.append(value)
             return
         at = bisect_left(steps, step)
+        self.rewrites += 1
         if at < len(steps) and steps[at] == step:
             self.values[at] = value
         else:

@@ -18,6 +18,7 @@ from tui.parsers import hard_wrap
 from tui.parsers.incidents import INCIDENT_PATTERNS, match_incident
 from tui.parsers.records import (
     Record,
+    RunEndRecord,
     SampleMarkRecord,
     StepRecord,
     TotalStepsRecord,
@@ -28,6 +29,9 @@ from tui.parsers.trainer_dicts import parse_dict_line
 from tui.parsers.verl_steps import find_step, parse_items
 
 _TOTAL_STEPS = re.compile(r"Total training steps: (\d+)")
+# verl prints the final validation metrics after its last step; wandb prints
+# where its logs are when the run calls finish().
+_RUN_END = ("Final validation metrics", "wandb: Find logs at")
 
 # Every line any grammar could want contains one of these; all other lines
 # are skipped without being decoded.
@@ -37,6 +41,7 @@ NEEDLES: tuple[bytes, ...] = (
     b"Total training steps",
     b"[prompt]",
     b"'loss':",
+    *(marker.encode() for marker in _RUN_END),
     *(needle.encode() for _, needles in INCIDENT_PATTERNS for needle in needles),
 )
 
@@ -198,6 +203,8 @@ class LogScanner:
         total = _TOTAL_STEPS.search(segment)
         if total is not None:
             return [TotalStepsRecord(int(total.group(1)), offset)]
+        if any(marker in segment for marker in _RUN_END):
+            return [RunEndRecord(offset)]
         if segment.lstrip().startswith("[prompt]"):
             return [SampleMarkRecord(offset)]
         incident = match_incident(segment, offset)

@@ -64,6 +64,13 @@ class SampleMarkRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RunEndRecord:
+    """A line that only a finished run prints (``Final validation metrics``, wandb's summary)."""
+
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
 class Sample:
     """A reward manager's printed sample: ``[prompt]`` … ``[score]`` blocks."""
 
@@ -75,4 +82,5 @@ class Sample:
     offset: int = 0
 
 
-Record = StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | SampleMarkRecord
+Record = (StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | SampleMarkRecord
+          | RunEndRecord)

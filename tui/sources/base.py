@@ -19,10 +19,12 @@ class SourceError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Data:
-    """Bytes of the log starting at ``offset``."""
+    """Bytes of the log starting at ``offset``; ``mtime`` is when the log was
+    last written, where the source knows it (a stalled run is judged by it)."""
 
     offset: int
     data: bytes
+    mtime: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

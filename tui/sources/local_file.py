@@ -94,7 +94,7 @@ class LocalFile:
             while True:
                 data = await asyncio.to_thread(handle.read, CHUNK_BYTES)
                 if data:
-                    yield Data(offset, data)
+                    yield Data(offset, data, os.fstat(handle.fileno()).st_mtime)
                     offset += len(data)
                     continue
                 if not follow:
