@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 import sys
+import time
 
 from tui.cli import exit_codes
 from tui.cli.targets import open_target
@@ -13,6 +14,9 @@ from tui.feed import Feed
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.parsers.values import format_value
+from tui.rules.engine import RuleEngine
+from tui.rules.findings import CRITICAL, WARNING, Finding, worst_severity
+from tui.rules.rule_file import RuleFileError, load_rules, override_paths
 from tui.sources.base import SourceError
 
 
@@ -32,7 +36,7 @@ async def load(target: str, log: str | None) -> RunModel:
     return model
 
 
-def report(target: str, model: RunModel) -> dict:
+def report(target: str, model: RunModel, findings: list[Finding]) -> dict:
     """The ``check --json`` object (its shape is a contract users script against)."""
     return {
         "target": target,
@@ -45,7 +49,7 @@ def report(target: str, model: RunModel) -> dict:
             "eta_s": _finite_or_none(model.eta_s),
         },
         "latest": {key: format_value(value) for key, value in model.latest().items()},
-        "findings": [],
+        "findings": [finding.to_json() for finding in findings],
         "accelerators": [],
     }
 
@@ -54,7 +58,7 @@ def _finite_or_none(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def render_text(result: dict, model: RunModel) -> str:
+def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
     """A short human summary of the same facts."""
     run = result["run"]
     total = f"/{run['total_steps']}" if run["total_steps"] else ""
@@ -67,25 +71,36 @@ def render_text(result: dict, model: RunModel) -> str:
         last = series.last() if series is not None else None
         if last is not None:
             lines.append(f"  {concept.title:<16} {last[1]:.6g}  ({key} @ step {last[0]})")
-    if model.incidents:
-        lines.append(f"  {len(model.incidents)} incident line(s); last: {model.incidents[-1].text[:120]}")
+    if not findings:
+        lines.append("  no findings: every rule holds")
+    for finding in findings:
+        steps = "" if finding.first_step is None else (
+            f" steps {finding.first_step}–{finding.last_step}" if finding.first_step != finding.last_step
+            else f" step {finding.first_step}")
+        lines.append(f"  {finding.severity.upper():<8} {finding.rule}{steps} ×{finding.count}: "
+                     f"{finding.message}")
     return "\n".join(lines)
 
 
-def run_check(target: str, log: str | None, as_json: bool) -> int:
+_EXIT_FOR = {None: exit_codes.OK, WARNING: exit_codes.WARNING, CRITICAL: exit_codes.CRITICAL}
+
+
+def run_check(target: str, log: str | None, as_json: bool, rules_file: str | None = None) -> int:
     """Entry point for ``rlwatch check``."""
     try:
+        engine = RuleEngine(load_rules(*override_paths(rules_file)))
         model = asyncio.run(load(target, log))
-    except SourceError as error:
+    except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE
     if not model.step_count and model.progress is None and not model.incidents:
         print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
               "(not a training log?)", file=sys.stderr)
         return exit_codes.UNREADABLE
-    result = report(target, model)
+    findings = engine.evaluate(model, now=time.time())
+    result = report(target, model, findings)
     if as_json:
         print(json.dumps(result))
     else:
-        print(render_text(result, model))
-    return exit_codes.OK
+        print(render_text(result, model, findings))
+    return _EXIT_FOR[worst_severity(findings)]

@@ -18,12 +18,20 @@ Watch a verl (PPO/GRPO) training run from the terminal.
   rlwatch check PATH         read the run once and report (exit 0 ok, 1 warning,
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
+  rlwatch rules              print the active health rules
 """
 
 
 def _add_log_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", metavar="FILE",
                         help="the log file to read (default: found in the run directory)")
+    _add_rules_option(parser)
+
+
+def _add_rules_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", metavar="FILE",
+                        help="a rule file applied on top of the defaults and "
+                             "~/.config/rlwatch/rules.toml")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
     demo.add_argument("--speed", type=float, default=8.0, metavar="STEPS_PER_S",
                       help="steps replayed per second (default: 8)")
+    rules = commands.add_parser("rules", help="print the active health rules and their numbers")
+    _add_rules_option(rules)
     return parser
 
 
@@ -52,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     """Console-script entry point."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    known = {"watch", "check", "demo"}
+    known = {"watch", "check", "demo", "rules"}
     if args_list and args_list[0] not in known and not args_list[0].startswith("-"):
         args_list.insert(0, "watch")  # ``rlwatch PATH`` means ``rlwatch watch PATH``
     args = parser.parse_args(args_list)
@@ -62,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         from tui.cli.check import run_check
 
-        return run_check(args.target, args.log, args.json)
+        return run_check(args.target, args.log, args.json, args.rules)
+    if args.command == "rules":
+        from tui.cli.rules_command import run_rules
+
+        return run_rules(args.rules)
     if args.command == "demo":
         from tui.cli.dashboard import run_demo
 

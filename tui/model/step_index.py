@@ -7,7 +7,7 @@ end of step N's line: the samples, chatter and tracebacks printed while N ran.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 
 class StepIndex:
@@ -40,6 +40,11 @@ class StepIndex:
     def last_step(self) -> int | None:
         """The highest step seen."""
         return self.steps[-1] if self.steps else None
+
+    def step_before(self, offset: int) -> int | None:
+        """The last step whose line ended at or before byte ``offset`` (None before the first)."""
+        at = bisect_right(self.ends, offset)
+        return self.steps[at - 1] if at > 0 else None
 
     def span(self, step: int) -> tuple[int, int] | None:
         """Byte range of step ``step``'s text: from the previous step line's end to its own end."""

@@ -31,7 +31,7 @@ from tui.parsers.verl_steps import find_step, parse_items
 _TOTAL_STEPS = re.compile(r"Total training steps: (\d+)")
 # verl prints the final validation metrics after its last step; wandb prints
 # where its logs are when the run calls finish().
-_RUN_END = ("Final validation metrics", "wandb: Find logs at")
+_RUN_END = ("Final validation metrics", "Find logs at:")
 
 # Every line any grammar could want contains one of these; all other lines
 # are skipped without being decoded.

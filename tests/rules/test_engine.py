@@ -1,0 +1,139 @@
+"""The rules over whole real runs, and the engine's incremental bookkeeping."""
+
+import math
+
+import pytest
+
+from tests.corpus import verl_log
+from tui.model.run_model import RunModel
+from tui.parsers.log_scanner import LogScanner
+from tui.parsers.records import IncidentRecord, RunEndRecord, StepRecord
+from tui.rules.engine import RuleEngine
+from tui.rules.rule_file import load_rules
+
+NOW = 2_000_000_000.0
+
+
+def model_of(prefix: str, written_at: float = NOW) -> RunModel:
+    scanner = LogScanner()
+    model = RunModel()
+    data = verl_log(prefix).read_bytes()
+    model.apply(scanner.feed(data) + scanner.finish(), now=written_at)
+    model.note_write(written_at)
+    return model
+
+
+def findings_of(model: RunModel, now: float = NOW) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for finding in RuleEngine(load_rules()).evaluate(model, now):
+        out.setdefault(finding.rule, []).append(finding)
+    return out
+
+
+@pytest.mark.parametrize("prefix", ["029", "030", "031", "032", "033", "034", "035"])
+def test_healthy_whole_runs_have_no_critical_finding(prefix):
+    found = findings_of(model_of(prefix), now=NOW + 7 * 86400)  # read a week later
+    critical = [f.rule for group in found.values() for f in group if f.severity == "critical"]
+    assert critical == []
+
+
+def test_healthy_runs_still_show_what_is_outside_the_checklist_bands():
+    found = findings_of(model_of("032"))
+    entropy = found["entropy-low"][0]
+    assert entropy.severity == "warning" and entropy.metric == "actor/entropy_loss"
+    assert entropy.count > 1000 and entropy.last_step == 1119  # one grouped finding, not 1,000
+    assert found["kl-high"][0].value == 0.08
+
+
+def test_nan_loss_is_critical():
+    found = findings_of(model_of("036"))
+    assert {f.metric for f in found["loss-nan"]} == {"critic/vf_loss", "critic/grad_norm"}
+    assert all(f.severity == "critical" and f.first_step == 1 for f in found["loss-nan"])
+    assert found["loss-nan"][0].to_json()["value"] == "nan"
+
+
+@pytest.mark.parametrize(("prefix", "kind"), [("018", "cuda-oom"), ("021", "nccl-timeout"),
+                                              ("009", "actor-died"), ("008", "hydra-error"),
+                                              ("008", "traceback")])
+def test_crashes_are_critical(prefix, kind):
+    crashes = findings_of(model_of(prefix))["crash"]
+    assert any(f.value == kind and f.severity == "critical" for f in crashes)
+
+
+def test_the_22543_second_step_and_the_length_surge_of_034_are_flagged():
+    found = findings_of(model_of("034"))
+    (slow,) = found["step-time"]
+    assert slow.first_step == slow.last_step == 160 and slow.value == pytest.approx(22543.5, abs=1)
+    (length,) = found["length-jump"]
+    assert length.first_step >= 150 and length.severity == "warning"
+
+
+def test_ray_teardown_after_a_finished_run_is_only_a_warning():
+    crashes = findings_of(model_of("034"))["crash"]
+    assert [f.severity for f in crashes] == ["warning"] and "after the run finished" in crashes[0].message
+
+
+def steps(model: RunModel, points: list[tuple[int, dict]], at: float = 0.0) -> None:
+    model.apply([StepRecord(s, m, s * 100, s * 100 + 99) for s, m in points], now=at)
+
+
+def test_stalled_only_when_quiet_for_long_and_not_finished():
+    model = RunModel()
+    steps(model, [(s, {"timing_s/step": 60.0}) for s in range(1, 11)])
+    model.note_write(1000.0)
+    assert "stalled" not in findings_of(model, now=1000.0 + 599)  # under the 10-minute floor
+    (stall,) = findings_of(model, now=1000.0 + 601)["stalled"]
+    assert stall.severity == "critical" and stall.last_step == 10
+    model.apply([RunEndRecord(5000)], now=0)
+    assert "stalled" not in findings_of(model, now=1000.0 + 10_000)
+
+
+def test_rounded_zero_advantage_mean_is_not_a_dead_signal():
+    model = RunModel()
+    steps(model, [(s, {"critic/advantages/mean": 0.0, "critic/advantages/max": 0.8,
+                       "critic/advantages/min": -0.7}) for s in range(1, 11)])
+    assert "adv-zero" not in findings_of(model)
+    steps(model, [(s, {"critic/advantages/mean": 0.0, "critic/advantages/max": 0.0,
+                       "critic/advantages/min": 0.0}) for s in range(11, 16)])
+    (dead,) = findings_of(model)["adv-zero"]
+    assert dead.first_step == 15 and dead.count == 1
+
+
+def test_incremental_evaluation_matches_a_fresh_one_and_sees_rewrites():
+    model = RunModel()
+    engine = RuleEngine(load_rules())
+    for s in range(1, 31):
+        steps(model, [(s, {"actor/kl_loss": 0.05 if s % 2 else 0.01})])
+        engine.evaluate(model, NOW)
+    incremental = {f.rule: f.count for f in engine.evaluate(model, NOW)}
+    assert incremental == {f.rule: f.count for f in RuleEngine(load_rules()).evaluate(model, NOW)}
+    assert incremental["kl-high"] == 15
+    steps(model, [(2, {"actor/kl_loss": 0.09})])  # a re-printed step rewrites history
+    assert {f.rule: f.count for f in engine.evaluate(model, NOW)}["kl-high"] == 16
+
+
+def test_a_truncated_log_starts_the_judgement_over():
+    model = RunModel()
+    engine = RuleEngine(load_rules())
+    steps(model, [(1, {"actor/kl_loss": math.nan})])
+    assert engine.evaluate(model, NOW)[0].rule == "loss-nan"
+    model.reset()
+    steps(model, [(1, {"actor/kl_loss": 0.01})])
+    assert engine.evaluate(model, NOW) == []
+
+
+def test_disabled_rules_do_not_run():
+    rules = [r for r in load_rules() if r.id == "kl-high"]
+    from dataclasses import replace
+
+    model = RunModel()
+    steps(model, [(1, {"actor/kl_loss": 0.5})])
+    assert RuleEngine([replace(rules[0], enabled=False)]).evaluate(model, NOW) == []
+
+
+def test_incident_step_is_the_last_step_before_it():
+    model = RunModel()
+    steps(model, [(1, {"a": 1.0}), (2, {"a": 1.0})])
+    model.apply([IncidentRecord("cuda-oom", "CUDA out of memory", 350)], now=0)
+    (crash,) = findings_of(model)["crash"]
+    assert crash.first_step == 2 and crash.severity == "critical"

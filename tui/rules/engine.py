@@ -1,0 +1,184 @@
+"""Evaluating the rules against a run model, incrementally, into grouped findings.
+
+A week-long run reaches 100,000 steps; judging every series from the start on
+every new step would cost seconds. Each (rule, metric) pair remembers how far
+it has judged and only looks at new points, starting over when the series was
+rewritten (a re-printed step) or replaced (the log was truncated).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass
+from statistics import median
+
+from tui.model.aliases import STEP_TIME
+from tui.model.run_model import RunModel
+from tui.model.series import Series
+from tui.rules.findings import WARNING, Finding
+from tui.rules.point_checks import POINT_CHECKS
+from tui.rules.rule_file import RuleSpec
+
+
+def matching_keys(patterns: tuple[str, ...] | list[str], keys) -> list[str]:
+    """Keys that match any pattern (``*`` globs allowed), in pattern order, sorted within one."""
+    found: list[str] = []
+    for pattern in patterns:
+        if any(c in pattern for c in "*?["):
+            found += sorted(k for k in keys if fnmatch.fnmatchcase(k, pattern) and k not in found)
+        elif pattern in keys and pattern not in found:
+            found.append(pattern)
+    return found
+
+
+def first_key(patterns, keys) -> str | None:
+    """The concept's key in this run: the first alias (or glob match) present."""
+    matches = matching_keys(patterns, keys)
+    return matches[0] if matches else None
+
+
+@dataclass(slots=True)
+class _Progress:
+    series: Series
+    rewrites: int
+    done: int
+    finding: Finding | None
+
+
+class RuleEngine:
+    """Holds the enabled rules and what each has judged so far."""
+
+    def __init__(self, rules: list[RuleSpec]) -> None:
+        self.rules = [rule for rule in rules if rule.enabled]
+        self._progress: dict[tuple[str, str], _Progress] = {}
+
+    def evaluate(self, model: RunModel, now: float) -> list[Finding]:
+        """All current findings, critical first, then by rule order."""
+        findings: list[Finding] = []
+        for rule in self.rules:
+            if rule.kind in POINT_CHECKS:
+                keys = (matching_keys(rule.metrics, model.series) if rule.kind == "nonfinite"
+                        else [k for k in [first_key(rule.metrics, model.series)] if k])
+                for key in keys:
+                    finding = self._judge_series(rule, key, model)
+                    if finding is not None:
+                        findings.append(finding)
+            elif rule.kind == "relation":
+                findings += _relation(rule, model)
+            elif rule.kind == "stalled":
+                findings += _stalled(rule, model, now)
+            elif rule.kind == "incident":
+                findings += _incidents(rule, model)
+        findings.sort(key=lambda f: f.severity != "critical")
+        return findings
+
+    def _judge_series(self, rule: RuleSpec, key: str, model: RunModel) -> Finding | None:
+        series = model.series[key]
+        progress = self._progress.get((rule.id, key))
+        if (progress is None or progress.series is not series or progress.rewrites != series.rewrites
+                or progress.done > len(series)):
+            progress = _Progress(series, series.rewrites, 0, None)
+            self._progress[(rule.id, key)] = progress
+        check = POINT_CHECKS[rule.kind]
+        companions = [model.series.get(name) for name in rule.params.get("companions", [])]
+        values, steps = series.values, series.steps
+        # A stuck window must be stuck in its companions too, over the whole window.
+        span = rule.params.get("steps", 1) if rule.kind == "stuck" else 1
+        for i in range(max(progress.done, rule.warmup), len(series)):
+            reason = check(values, i, rule.params)
+            if reason is None or not all(_companions_agree(companions, steps[j])
+                                         for j in range(max(0, i + 1 - span), i + 1)):
+                continue
+            message = f"{key} = {values[i]:.4g} at step {steps[i]}: {reason}"
+            if progress.finding is None:
+                progress.finding = Finding(rule.id, rule.severity, key, None, None, 0, None, "")
+            progress.finding.add_hit(steps[i], values[i], message)
+        progress.done = len(series)
+        return progress.finding
+
+
+def _companions_agree(companions: list[Series | None], step: int) -> bool:
+    """A printed 0.000 is only zero if its companions (max/min) are zero too.
+
+    Pre-v0.5 verl rounds to 3 decimals, so an advantage mean of 0.000 with a
+    max of 0.8 is rounding, not a dead signal.
+    """
+    for series in companions:
+        if series is not None and series.value_at(step) not in (0.0, None):
+            return False
+    return True
+
+
+def _relation(rule: RuleSpec, model: RunModel) -> list[Finding]:
+    """Train reward against validation score at each validation."""
+    train_key = first_key(rule.metrics, model.series)
+    val_key = first_key(rule.params["other"], model.series)
+    if train_key is None or val_key is None:
+        return []
+    train, validation = model.series[train_key], model.series[val_key]
+    finding = None
+    for step, val in zip(validation.steps, validation.values):
+        reward = _at_or_before(train, step)
+        if reward is None or not (reward > 0 and math.isfinite(val)):
+            continue
+        gap = (reward - val) / reward
+        if gap > rule.params["max_gap"]:
+            finding = finding or Finding(rule.id, rule.severity, val_key, None, None, 0, None, "")
+            finding.add_hit(step, gap, f"train reward {reward:.4g} vs validation {val:.4g} at "
+                                       f"step {step}: a {gap:.0%} gap")
+    return [finding] if finding else []
+
+
+def _at_or_before(series: Series, step: int) -> float | None:
+    """The series' value at ``step`` or the nearest earlier step."""
+    value = series.value_at(step)
+    if value is not None:
+        return value
+    earlier = [v for s, v in zip(series.steps, series.values) if s < step]
+    return earlier[-1] if earlier else None
+
+
+def step_seconds(model: RunModel) -> float | None:
+    """The run's typical seconds per step: the median step-time metric, else tqdm's rate."""
+    series, _ = model.series_for(STEP_TIME)
+    finite = [v for v in series.values if math.isfinite(v) and v > 0] if series else []
+    if finite:
+        return median(finite)
+    return model.sec_per_it
+
+
+def _stalled(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
+    """No new step for ``factor`` × the median step time, in a run that has not finished."""
+    last_seen = model.last_write_at or model.last_new_step_at
+    typical = step_seconds(model)
+    if model.finished or last_seen is None or typical is None or model.last_step is None:
+        return []
+    quiet = now - last_seen
+    limit = max(rule.params["factor"] * typical, rule.params["min_seconds"])
+    if quiet <= limit:
+        return []
+    finding = Finding(rule.id, rule.severity, None, model.last_step, model.last_step, 1, quiet,
+                      f"no new step for {quiet / 60:.0f} min after step {model.last_step} "
+                      f"(typical step {typical:.0f} s); the run may be hung or dead")
+    return [finding]
+
+
+def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
+    """One finding per kind of crash line, warning only after a finished run's last step."""
+    kinds = set(rule.params["kinds"])
+    last_end = model.step_index.ends[-1] if len(model.step_index) else -1
+    grouped: dict[tuple[str, str], Finding] = {}
+    for incident in model.incidents:
+        if incident.kind not in kinds:
+            continue
+        after_end = model.finished and incident.offset >= last_end
+        severity = WARNING if after_end else rule.severity
+        step = model.step_index.step_before(incident.offset)
+        finding = grouped.get((incident.kind, severity))
+        if finding is None:
+            finding = grouped[(incident.kind, severity)] = Finding(
+                rule.id, severity, None, None, None, 0, incident.kind, "")
+        suffix = " (after the run finished)" if after_end else ""
+        finding.add_hit(step, incident.kind, f"{incident.kind}{suffix}: {incident.text[:200]}")
+    return list(grouped.values())

@@ -1,0 +1,54 @@
+"""What a broken rule reports: one grouped finding per rule and metric."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui.parsers.values import format_value
+
+WARNING = "warning"
+CRITICAL = "critical"
+SEVERITIES = (WARNING, CRITICAL)
+
+
+@dataclass(slots=True)
+class Finding:
+    """Every hit of one rule on one metric, grouped: first and last step and a count.
+
+    A healthy run sits outside some checklist bands for hundreds of steps;
+    grouping keeps that to one line instead of a flood.
+    """
+
+    rule: str
+    severity: str
+    metric: str | None
+    first_step: int | None
+    last_step: int | None
+    count: int
+    value: float | str | None
+    message: str
+
+    def add_hit(self, step: int | None, value: float | str | None, message: str) -> None:
+        """Fold one more hit into the group."""
+        if self.first_step is None or (step is not None and step < self.first_step):
+            self.first_step = step
+        if self.last_step is None or (step is not None and step > self.last_step):
+            self.last_step = step
+        self.count += 1
+        self.value = value
+        self.message = message
+
+    def to_json(self) -> dict:
+        """The ``check --json`` form of the finding (a contract)."""
+        value = format_value(self.value) if isinstance(self.value, float) else self.value
+        return {"rule": self.rule, "severity": self.severity, "metric": self.metric,
+                "first_step": self.first_step, "last_step": self.last_step, "count": self.count,
+                "value": value, "message": self.message}
+
+
+def worst_severity(findings: list[Finding]) -> str | None:
+    """``critical`` if any finding is, else ``warning`` if any, else None."""
+    severities = {finding.severity for finding in findings}
+    if CRITICAL in severities:
+        return CRITICAL
+    return WARNING if severities else None

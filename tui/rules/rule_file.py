@@ -1,0 +1,215 @@
+"""Reading rule files: the shipped defaults, then the user's overrides.
+
+A rule file is TOML with one ``[[rule]]`` table per rule. The default file
+encodes ../shared/CHECKLIST.md; a user's ``~/.config/rlwatch/rules.toml``
+and ``--rules FILE`` are read on top of it: a table whose ``id`` exists
+changes only the fields it names (``enabled = false``, ``high = 0.05``), a
+new ``id`` adds a rule. A broken file fails with its path, the line of the
+offending table and what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
+from tui.rules.findings import SEVERITIES
+
+_NUMBER = (int, float)
+# kind → {parameter: (accepted types, required, default)}
+KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
+    "band": {"low": (_NUMBER, False, None), "high": (_NUMBER, False, None)},
+    "decline": {"steps": ((int,), True, None), "direction": ((str,), False, "down"),
+                "min_change": (_NUMBER, False, 0.0)},
+    "stuck": {"steps": ((int,), True, None), "zero_only": ((bool,), False, False),
+              "companions": ((list,), False, [])},
+    "spike": {"window": ((int,), True, None), "ratio": (_NUMBER, True, None),
+              "direction": ((str,), False, "up"), "floor": (_NUMBER, False, 0.0),
+              "sustain": ((int,), False, 1)},
+    "jump": {"delta": (_NUMBER, True, None)},
+    "nonfinite": {},
+    "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None)},
+    "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0)},
+    "incident": {"kinds": ((list,), True, None)},
+}
+_DIRECTIONS = {"decline": ("down", "up"), "spike": ("up", "down", "both")}
+_COMMON = {"id", "kind", "severity", "metrics", "explain", "source", "enabled", "warmup"}
+DEFAULT_RULES = "default_rules.toml"
+
+
+class RuleFileError(Exception):
+    """A rule file that cannot be used; the message names file, line and problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSpec:
+    """One rule: what it reads, how it judges, how bad a hit is, and why."""
+
+    id: str
+    kind: str
+    severity: str
+    metrics: tuple[str, ...]
+    explain: str
+    source: str = ""
+    enabled: bool = True
+    warmup: int = 0
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def override_paths(explicit: str | None) -> list[Path]:
+    """The user's rule file (``~/.config/rlwatch/rules.toml``) if present, then ``--rules``."""
+    from platformdirs import user_config_path
+
+    found = [path for path in [user_config_path("rlwatch") / "rules.toml"] if _exists(path)]
+    if explicit is not None:
+        found.append(Path(explicit).expanduser())
+    return found
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # an unreadable home (another user's HOME, say) has no rules for us
+        return False
+
+
+def default_rules_text() -> str:
+    """The shipped rule file."""
+    return resources.files("tui.rules").joinpath(DEFAULT_RULES).read_text(encoding="utf-8")
+
+
+def load_rules(*overrides: Path) -> list[RuleSpec]:
+    """The default rules with each existing override file applied in order."""
+    rules = parse_rules(default_rules_text(), "default rules")
+    for path in overrides:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise RuleFileError(f"{path}: {error.strerror or error}") from None
+        rules = apply_overrides(rules, text, str(path))
+    return rules
+
+
+def parse_rules(text: str, name: str) -> list[RuleSpec]:
+    """Parse a complete rule file (every table must define a whole rule)."""
+    return apply_overrides([], text, name)
+
+
+def apply_overrides(rules: list[RuleSpec], text: str, name: str) -> list[RuleSpec]:
+    """Apply a rule file's tables on top of ``rules``."""
+    tables = _tables(text, name)
+    by_id = {rule.id: rule for rule in rules}
+    order = [rule.id for rule in rules]
+    for index, table in enumerate(tables):
+        where = f"{name}:{_table_line(text, index)}"
+        rule_id = table.get("id")
+        if not isinstance(rule_id, str) or not rule_id:
+            raise RuleFileError(f"{where}: every [[rule]] needs an id (a non-empty string)")
+        if rule_id in by_id:
+            by_id[rule_id] = _merge(by_id[rule_id], table, where)
+        else:
+            by_id[rule_id] = _build(table, where)
+            order.append(rule_id)
+    return [by_id[rule_id] for rule_id in order]
+
+
+def _tables(text: str, name: str) -> list[dict]:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RuleFileError(f"{name}: {error}") from None
+    unknown = set(document) - {"rule"}
+    if unknown:
+        raise RuleFileError(f"{name}: unknown top-level key(s) {sorted(unknown)}; "
+                            "rules go in [[rule]] tables")
+    tables = document.get("rule", [])
+    if not isinstance(tables, list):
+        raise RuleFileError(f"{name}: 'rule' must be an array of tables: write [[rule]]")
+    return tables
+
+
+def _table_line(text: str, index: int) -> int:
+    """1-based line of the ``index``-th ``[[rule]]`` header (TOML keeps no positions)."""
+    headers = [number for number, line in enumerate(text.splitlines(), 1)
+               if re.match(r"\s*\[\[\s*rule\s*\]\]", line)]
+    return headers[index] if index < len(headers) else 1
+
+
+def _build(table: dict, where: str) -> RuleSpec:
+    for required in ("kind", "severity", "metrics", "explain"):
+        if required not in table:
+            raise RuleFileError(f"{where}: rule {table['id']!r} is new and needs '{required}'")
+    kind = table["kind"]
+    if kind not in KIND_PARAMS:
+        raise RuleFileError(f"{where}: rule {table['id']!r}: unknown kind {kind!r} "
+                            f"(one of {', '.join(KIND_PARAMS)})")
+    base = RuleSpec(id=table["id"], kind=kind, severity="warning", metrics=(), explain="",
+                    params={name: default for name, (_, _, default) in KIND_PARAMS[kind].items()})
+    return _merge(base, table, where, new=True)
+
+
+def _merge(rule: RuleSpec, table: dict, where: str, new: bool = False) -> RuleSpec:
+    if "kind" in table and table["kind"] != rule.kind:
+        raise RuleFileError(f"{where}: rule {rule.id!r} is of kind {rule.kind!r}; "
+                            "give a new id to define a rule of another kind")
+    schema = KIND_PARAMS[rule.kind]
+    params = dict(rule.params)
+    changes: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in ("id", "kind"):
+            continue
+        if key in _COMMON:
+            changes[key] = _common(rule.id, key, value, where)
+        elif key in schema:
+            types = schema[key][0]
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                raise RuleFileError(f"{where}: rule {rule.id!r}: '{key}' must be "
+                                    f"{' or '.join(t.__name__ for t in types)}, not {value!r}")
+            params[key] = value
+        else:
+            raise RuleFileError(f"{where}: rule {rule.id!r}: unknown field '{key}' for kind "
+                                f"{rule.kind!r} (known: {', '.join(sorted(_COMMON | set(schema)))})")
+    missing = [name for name, (_, required, _) in schema.items() if required and params.get(name) is None]
+    if missing:
+        raise RuleFileError(f"{where}: rule {rule.id!r} ({rule.kind}) needs {', '.join(missing)}")
+    if rule.kind == "band" and params["low"] is None and params["high"] is None:
+        raise RuleFileError(f"{where}: rule {rule.id!r} (band) needs low, high or both")
+    allowed = _DIRECTIONS.get(rule.kind)
+    if allowed and params.get("direction") not in allowed:
+        raise RuleFileError(f"{where}: rule {rule.id!r}: direction must be one of {allowed}")
+    result = replace(rule, params=params, **changes)
+    if new and not result.metrics and rule.kind not in ("stalled", "incident"):
+        raise RuleFileError(f"{where}: rule {rule.id!r} needs at least one metric")
+    return result
+
+
+def _common(rule_id: str, key: str, value: Any, where: str) -> Any:
+    if key == "severity":
+        if value not in SEVERITIES:
+            raise RuleFileError(f"{where}: rule {rule_id!r}: severity must be 'warning' or "
+                                f"'critical', not {value!r}")
+        return value
+    if key == "metrics":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise RuleFileError(f"{where}: rule {rule_id!r}: metrics must be a list of strings")
+        return tuple(value)
+    if key == "enabled":
+        if not isinstance(value, bool):
+            raise RuleFileError(f"{where}: rule {rule_id!r}: enabled must be true or false")
+        return value
+    if key == "warmup":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise RuleFileError(f"{where}: rule {rule_id!r}: warmup must be a whole number ≥ 0")
+        return value
+    if not isinstance(value, str):
+        raise RuleFileError(f"{where}: rule {rule_id!r}: {key} must be a string")
+    return value
