@@ -1,0 +1,70 @@
+"""Telling the user once when something goes critical: the bell and ``--on-critical``.
+
+Findings are grouped and re-evaluated on every step, so "new" means a
+(rule, metric) pair that was not critical before; each such pair alerts
+once, however many more steps break it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+
+from tui.rules.findings import CRITICAL, Finding
+
+# A hook that hangs must not pile up processes: give it this long.
+HOOK_TIMEOUT_S = 30.0
+
+
+class CriticalAlerts:
+    """Remembers which critical findings have been announced."""
+
+    def __init__(self) -> None:
+        self._announced: set[tuple[str, str | None, object]] = set()
+
+    def new(self, findings: list[Finding]) -> list[Finding]:
+        """The critical findings not announced before (and now marked announced)."""
+        fresh = []
+        for finding in findings:
+            key = (finding.rule, finding.metric, finding.value if finding.metric is None else None)
+            if finding.severity == CRITICAL and key not in self._announced:
+                self._announced.add(key)
+                fresh.append(finding)
+        return fresh
+
+    def reset(self) -> None:
+        """Forget (the log was replaced: its findings are a new run's)."""
+        self._announced.clear()
+
+
+async def run_hook(command: str, finding: Finding, run_label: str) -> str | None:
+    """Run the user's ``--on-critical`` command with the finding as JSON on stdin.
+
+    The command runs through the user's shell, as they typed it (it is
+    theirs, on their machine). Returns a one-line problem, or None.
+    """
+    payload = json.dumps({"run": run_label, **finding.to_json()}).encode()
+    try:
+        process = await asyncio.create_subprocess_shell(
+            command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE)
+    except OSError as error:
+        return f"--on-critical could not start: {error}"
+    try:
+        _, stderr = await asyncio.wait_for(process.communicate(payload), HOOK_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        process.kill()
+        await process.wait()
+        return f"--on-critical {shlex.quote(command)} ran over {HOOK_TIMEOUT_S:.0f} s and was stopped"
+    if process.returncode != 0:
+        last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return f"--on-critical exited with {process.returncode}: {last[0][:200]}"
+    return None
+
+
+def ring_bell() -> None:
+    """One BEL on the terminal: tmux marks the window, terminals flash or beep."""
+    sys.__stdout__.write("\a")
+    sys.__stdout__.flush()
