@@ -7,6 +7,8 @@ import json
 import math
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from tui.cli import exit_codes
 from tui.cli.targets import open_target
@@ -17,23 +19,39 @@ from tui.parsers.values import format_value
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import CRITICAL, WARNING, Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
-from tui.sources.base import SourceError
+from tui.sources.base import LogSource, SourceError
 
 
-async def load(target: str, log: str | None) -> RunModel:
-    """Read a target to its current end into a fresh model."""
+@asynccontextmanager
+async def loaded_run(target: str, log: str | None) -> AsyncIterator[tuple[RunModel, LogSource]]:
+    """Read a target to its current end into a fresh model; the source stays open
+    inside the block for range reads (samples, step text)."""
     opened = open_target(target, log)
     model = RunModel(opened.source.label)
-    feed = Feed(opened.source, model)
     try:
         note = await opened.source.connect() or opened.note
         model.log = opened.source.label
         if note:
             print(f"rlwatch: {note}", file=sys.stderr)
-        await feed.run(follow=False)
+        await Feed(opened.source, model).run(follow=False)
+        yield model, opened.source
     finally:
         await opened.source.close()
-    return model
+
+
+async def load(target: str, log: str | None) -> RunModel:
+    """Read a target to its current end into a fresh model."""
+    async with loaded_run(target, log) as (model, _):
+        return model
+
+
+def unreadable(model: RunModel) -> bool:
+    """Nothing verl-like in the log at all: say so instead of reporting emptiness."""
+    if model.step_count or model.progress is not None or model.incidents:
+        return False
+    print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
+          "(not a training log?)", file=sys.stderr)
+    return True
 
 
 def report(target: str, model: RunModel, findings: list[Finding]) -> dict:
@@ -93,9 +111,7 @@ def run_check(target: str, log: str | None, as_json: bool, rules_file: str | Non
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE
-    if not model.step_count and model.progress is None and not model.incidents:
-        print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
-              "(not a training log?)", file=sys.stderr)
+    if unreadable(model):
         return exit_codes.UNREADABLE
     findings = engine.evaluate(model, now=time.time())
     result = report(target, model, findings)

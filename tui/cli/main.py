@@ -7,6 +7,7 @@ when it runs, so ``rlwatch --help`` answers at once.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tui import __version__
@@ -18,6 +19,7 @@ Watch a verl (PPO/GRPO) training run from the terminal.
   rlwatch check PATH         read the run once and report (exit 0 ok, 1 warning,
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
+  rlwatch report PATH        the end-of-run verdict (-o report.md / report.html, --json)
   rlwatch rules              print the active health rules
 """
 
@@ -53,16 +55,36 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
     demo.add_argument("--speed", type=float, default=8.0, metavar="STEPS_PER_S",
                       help="steps replayed per second (default: 8)")
+    report = commands.add_parser("report", help="the end-of-run verdict of a run")
+    report.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    report.add_argument("--target", dest="goal", type=float, metavar="SCORE",
+                        help="the final validation score the task needs (e.g. 0.55)")
+    report.add_argument("-o", "--output", metavar="FILE",
+                        help="write Markdown (.md) or a standalone HTML page (.html)")
+    report.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    _add_log_option(report)
+
     rules = commands.add_parser("rules", help="print the active health rules and their numbers")
     _add_rules_option(rules)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point."""
+    """Console-script entry point: no traceback for Ctrl-C or a closed pipe (``| head``)."""
+    try:
+        return _dispatch(argv)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # Python would complain again while flushing stdout at exit.
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 0
+
+
+def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    known = {"watch", "check", "demo", "rules"}
+    known = {"watch", "check", "demo", "rules", "report"}
     if args_list and args_list[0] not in known and not args_list[0].startswith("-"):
         args_list.insert(0, "watch")  # ``rlwatch PATH`` means ``rlwatch watch PATH``
     args = parser.parse_args(args_list)
@@ -73,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         from tui.cli.check import run_check
 
         return run_check(args.target, args.log, args.json, args.rules)
+    if args.command == "report":
+        from tui.cli.report_command import run_report
+
+        return run_report(args.target, args.log, args.goal, args.output, args.json, args.rules)
     if args.command == "rules":
         from tui.cli.rules_command import run_rules
 

@@ -1,0 +1,165 @@
+"""What the end-of-run report concludes, computed from the run model alone (pure).
+
+The checks are seed 000's "结尾评估" (end-of-training) criteria, quoted in
+../shared/CHECKLIST.md: final validation against a target, the share of
+positive rewards, policy-loss mean within ±0.05, final entropy in 0.2–0.5,
+KL mean in 0.005–0.02 and never above 0.03, grad-norm mean below 0.8, and
+the resources the run used.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from tui.model.aliases import ENTROPY, GRAD_NORM, KL, POLICY_LOSS, STEP_TIME, TRAIN_REWARD, Concept
+from tui.model.run_model import RunModel
+from tui.model.series import Series
+from tui.parsers.records import Sample
+from tui.rules.engine import matching_keys
+from tui.rules.findings import Finding
+
+VALIDATION_PATTERNS = ("val-core/*/mean@*", "val/test_score/*", "test_score/*")
+MEMORY_KEYS = ("perf/max_memory_allocated_gb", "actor/perf/max_memory_allocated_gb")
+# How many printed or dumped samples the report shows, and the score under
+# which a sample counts as failed (seed 000: read 10–20, list those < 0.5).
+SHOWN_SAMPLES = 20
+WORST_SCORE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One pass/fail line: what was measured, against what, and why it matters."""
+
+    name: str
+    value: float | None
+    expectation: str
+    passed: bool | None  # None: not measurable in this run
+    why: str
+
+
+@dataclass(slots=True)
+class Report:
+    """Everything the renderers print."""
+
+    log: str
+    last_step: int | None
+    total_steps: int | None
+    finished: bool
+    task: list[Check] = field(default_factory=list)
+    stability: list[Check] = field(default_factory=list)
+    resources: list[Check] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    worst_samples: list[Sample] = field(default_factory=list)
+    series: dict[str, tuple[str, list[int], list[float]]] = field(default_factory=dict)
+
+
+def _finite(series: Series | None) -> list[float]:
+    return [v for v in series.values if math.isfinite(v)] if series is not None else []
+
+
+def _last(series: Series | None) -> float | None:
+    values = _finite(series)
+    return values[-1] if values else None
+
+
+def _mean(series: Series | None) -> float | None:
+    values = _finite(series)
+    return statistics.fmean(values) if values else None
+
+
+def _within(value: float | None, low: float, high: float) -> bool | None:
+    return None if value is None else low <= value <= high
+
+
+def build_report(model: RunModel, findings: list[Finding], samples: list[Sample],
+                 target: float | None) -> Report:
+    """The report for ``model``; ``samples`` are the validation samples found (printed or dumped)."""
+    report = Report(model.log, model.last_step, model.total_steps, model.finished,
+                    findings=findings)
+    report.task = _task(model, samples, target)
+    report.stability = _stability(model)
+    report.resources = _resources(model)
+    report.samples = samples[:SHOWN_SAMPLES]
+    report.worst_samples = sorted((s for s in samples if s.score is not None and s.score < WORST_SCORE),
+                                  key=lambda s: s.score)[:SHOWN_SAMPLES]
+    for concept in (TRAIN_REWARD, ENTROPY, KL, STEP_TIME):
+        _keep_series(report, model, concept)
+    for key in matching_keys(VALIDATION_PATTERNS, model.series):
+        series = model.series[key]
+        report.series[f"validation: {key}"] = (key, list(series.steps), list(series.values))
+    return report
+
+
+def _keep_series(report: Report, model: RunModel, concept: Concept) -> None:
+    series, key = model.series_for(concept)
+    if series is not None:
+        report.series[concept.title] = (key or concept.title, list(series.steps), list(series.values))
+
+
+def _task(model: RunModel, samples: list[Sample], target: float | None) -> list[Check]:
+    checks = []
+    for key in matching_keys(VALIDATION_PATTERNS, model.series):
+        final = _last(model.series[key])
+        checks.append(Check(
+            f"final validation {key}", final,
+            f"≥ {target:g}" if target is not None else "no target given (--target)",
+            None if target is None or final is None else final >= target,
+            "Seed 000: the task is reached when the final validation score meets its threshold "
+            "(e.g. GSM8K ≥ 0.55)."))
+    scored = [s.score for s in samples if s.score is not None]
+    if scored:
+        share = sum(1 for s in scored if s > 0) / len(scored)
+        checks.append(Check(f"share of positive rewards ({len(scored)} samples)", share, "high (→ 100%)",
+                            None, "Seed 000: the share of positive rewards should grow towards 100%."))
+    else:
+        reward, key = model.series_for(TRAIN_REWARD)
+        final = _last(reward)
+        checks.append(Check(f"final train reward ({key})", final, "rising; = share of positive "
+                            "rewards when rewards are 0/1", None,
+                            "Seed 000: the final train reward mean should reach the task threshold; "
+                            "no per-sample scores were printed or dumped to count positive ones."))
+    return checks
+
+
+def _stability(model: RunModel) -> list[Check]:
+    loss, _ = model.series_for(POLICY_LOSS)
+    entropy, _ = model.series_for(ENTROPY)
+    kl, _ = model.series_for(KL)
+    grad, _ = model.series_for(GRAD_NORM)
+    loss_mean, kl_mean, kl_values = _mean(loss), _mean(kl), _finite(kl)
+    return [
+        Check("policy loss mean", loss_mean, "within ±0.05", _within(loss_mean, -0.05, 0.05),
+              "Seed 000: the policy loss settles near 0 (±0.05) when updates have converged."),
+        Check("final entropy", _last(entropy), "0.2–0.5", _within(_last(entropy), 0.2, 0.5),
+              "Seed 000: entropy ends between 0.2 and 0.5 — exploring and exploiting in balance."),
+        Check("KL loss mean", kl_mean, "0.005–0.02", _within(kl_mean, 0.005, 0.02),
+              "Seed 000: a KL mean in 0.005–0.02 means updates stayed controlled."),
+        Check("KL loss max", max(kl_values) if kl_values else None, "never above 0.03",
+              None if not kl_values else max(kl_values) <= 0.03,
+              "Seed 000: KL above 0.03 at any step risks a collapse of the update."),
+        Check("grad norm mean", _mean(grad), "< 0.8", None if grad is None or _mean(grad) is None
+              else _mean(grad) < 0.8, "Seed 000: a grad-norm mean under 0.8 means training stayed stable."),
+    ]
+
+
+def _resources(model: RunModel) -> list[Check]:
+    step_time, _ = model.series_for(STEP_TIME)
+    times = _finite(step_time)
+    checks = [
+        Check("total time (sum of step times), s", sum(times) if times else None,
+              "what you planned", None,
+              "Seed 000: compare the total training time with what was planned."),
+        Check("mean s/it", statistics.fmean(times) if times else None, "reasonable for the model", None,
+              "Seed 000: the mean step time should be reasonable for the model and hardware."),
+        Check("s/it spread (standard deviation)", statistics.pstdev(times) if len(times) > 1 else None,
+              "small; no 3× swings", None, "Seeds 000/003: step time should not swing 3× or keep rising."),
+    ]
+    memory_key = next((key for key in MEMORY_KEYS if key in model.series), None)
+    peak = max(_finite(model.series[memory_key]), default=None) if memory_key else None
+    checks.append(Check(f"peak memory ({memory_key or 'not logged'}), GB", peak,
+                        "below the device limit", None,
+                        "Seed 000: the peak memory must stay under the device's limit (no OOM risk)."))
+    return checks
