@@ -1,0 +1,1 @@
+"""The Textual dashboard: the only layer that imports Textual (DESIGN.md's one-way flow)."""

@@ -1,0 +1,1 @@
+"""Screens, one per mode: the dashboard and its help."""

@@ -1,0 +1,48 @@
+"""The main screen: the run header over the grid of metric panels."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from tui.model.aliases import DASHBOARD_CONCEPTS
+from tui.model.run_model import RunModel
+from tui.ui.widgets.metric_grid import MetricGrid
+from tui.ui.widgets.metric_panel import MetricPanel
+from tui.ui.widgets.run_header import RunHeader
+
+
+class DashboardScreen(Screen):
+    """Shows one RunModel; the app tells it when the model changed."""
+
+    def __init__(self, model: RunModel, label: str) -> None:
+        super().__init__()
+        self.model = model
+        # Made here, not in compose, so a status can be shown before the screen is mounted.
+        self.header = RunHeader(label)
+        self.grid = MetricGrid(DASHBOARD_CONCEPTS)
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        yield self.grid
+        yield Footer()
+
+    async def show_model(self) -> None:
+        """Redraw from the model, yielding between panels.
+
+        Each panel downsamples its full series; on a 100k-step run that is a
+        few tens of milliseconds, so keys are handled between panels rather
+        than after all eight. The header goes last, so its step number never
+        runs ahead of the panels.
+        """
+        for panel in self.grid.query(MetricPanel):
+            panel.show(self.model)
+            await asyncio.sleep(0)
+        self.header.show(self.model)
+
+    def show_status(self, text: str, kind: str = "ok") -> None:
+        """Put a source event in the header's status area."""
+        self.header.show_status(text, kind)

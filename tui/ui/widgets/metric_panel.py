@@ -1,0 +1,153 @@
+"""One dashboard panel: a concept's latest value, its change, its range and its history.
+
+Everything shown here that came from the log (the metric key) is put on
+screen as literal Content, never parsed as markup: log text is data.
+"""
+
+from __future__ import annotations
+
+import math
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Sparkline
+
+from tui.model.aliases import Concept
+from tui.model.run_model import RunModel
+from tui.model.series import Series
+from tui.ui.format import format_delta, format_number
+
+
+class PanelStats(Widget):
+    """The numbers line: value and Δ on the left, the run's min/max on the right.
+
+    Laid out at render time from the actual width, so a narrow panel drops
+    to a shorter range form instead of wrapping mid-number.
+    """
+
+    DEFAULT_CSS = """
+    PanelStats {
+        height: 1;
+    }
+    """
+
+    value: reactive[str | None] = reactive(None)
+    delta: reactive[str | None] = reactive(None)
+    low_high: reactive[tuple[str, str] | None] = reactive(None)
+
+    def render(self) -> Content:
+        if self.value is None:
+            return Content.styled("no data", "$text-disabled")
+        left = Content.assemble((self.value, "bold $text"))
+        if self.delta is not None:
+            left = Content.assemble(left, "  ", ("Δ " + self.delta, "$text-muted"))
+        if self.low_high is None:
+            return left
+        low, high = self.low_high
+        room = self.size.width - left.cell_length - 2
+        for right in (Content.assemble(("min ", "$text-muted"), low, ("  max ", "$text-muted"), high),
+                      Content.assemble(low, ("‥", "$text-muted"), high)):
+            if right.cell_length <= room:
+                gap = " " * (self.size.width - left.cell_length - right.cell_length)
+                return Content.assemble(left, gap, right)
+        return left
+
+
+class MetricPanel(Widget):
+    """A bordered panel for one dashboard concept (train reward, entropy, …)."""
+
+    DEFAULT_CSS = """
+    MetricPanel {
+        height: 1fr;
+        min-height: 4;
+        padding: 0 1;
+        border: round $secondary 60%;
+        border-title-color: $text;
+        border-title-style: bold;
+        border-subtitle-color: $text-muted;
+        background: $surface;
+    }
+    MetricPanel.-empty {
+        border: round $secondary 25%;
+        border-title-color: $text-muted;
+        border-title-style: none;
+    }
+    MetricPanel > Sparkline {
+        height: 1fr;
+        min-height: 1;
+    }
+    MetricPanel > Sparkline > .sparkline--max-color {
+        color: $primary;
+    }
+    MetricPanel > Sparkline > .sparkline--min-color {
+        color: $primary 45%;
+    }
+    MetricPanel.-empty > Sparkline {
+        display: none;
+    }
+    """
+
+    def __init__(self, concept: Concept, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="-empty")
+        self.concept = concept
+        self.key: str | None = None
+        self._series: Series | None = None
+        # What the panel last drew from: the series object, its length, rewrites and last point,
+        # the key, and the run's last step.
+        # An unchanged signature means nothing to recompute, which keeps a
+        # 100k-step run cheap when only the progress bar moved.
+        self._drawn: tuple | None = None
+        self.border_title = Content(concept.title)
+
+    def compose(self) -> ComposeResult:
+        yield PanelStats()
+        yield Sparkline()
+
+    def show(self, model: RunModel) -> None:
+        """Bring the panel up to date with the model (cheap when its series has not changed)."""
+        series, key = model.series_for(self.concept)
+        last = series.last() if series is not None else None
+        signature = (id(series), len(series) if series is not None else 0,
+                     series.rewrites if series is not None else 0, last, key, model.last_step)
+        if signature == self._drawn:
+            return
+        self._drawn = signature
+        self._series, self.key = series, key
+        stats = self.query_one(PanelStats)
+        if series is None or last is None:
+            self.set_class(True, "-empty")
+            self.border_subtitle = None
+            stats.value = stats.delta = stats.low_high = None
+            return
+        self.set_class(False, "-empty")
+        self.border_subtitle = self._subtitle(key, last[0], model.last_step)
+        previous = series.previous()
+        stats.value = format_number(last[1])
+        stats.delta = (format_delta(last[1] - previous[1])
+                       if previous is not None and math.isfinite(previous[1]) else None)
+        bounds = series.finite_range()
+        stats.low_high = (None if bounds is None
+                          else (format_number(bounds[0]), format_number(bounds[1])))
+        self._draw_sparkline()
+
+    @staticmethod
+    def _subtitle(key: str | None, step: int, last_step: int | None) -> Content:
+        """The key, literally, plus the step of the value when it lags the run (validation)."""
+        text = Content(key or "")
+        if last_step is not None and step != last_step:
+            text = Content.assemble(text, f" @{step}")
+        return text
+
+    def _draw_sparkline(self) -> None:
+        """Fit the whole series into the sparkline's width: one bucket per column, spikes kept."""
+        sparkline = self.query_one(Sparkline)
+        width = sparkline.size.width or self.size.width
+        if self._series is None or width <= 0:
+            return
+        sparkline.data = self._series.downsample(width)
+
+    def on_resize(self) -> None:
+        # The sparkline gets its new size in the same layout pass; draw once it has it.
+        self.call_after_refresh(self._draw_sparkline)

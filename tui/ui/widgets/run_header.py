@@ -1,0 +1,153 @@
+"""The header: which run, where it stands, and what the source is doing.
+
+The question a user glancing at tmux asks first is "is it still moving?", so
+the time since the last new step ticks every second on its own, with no new
+data needed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from rich.cells import cell_len
+from textual.content import Content
+from textual.widget import Widget
+
+from tui.model.aliases import STEP_TIME
+from tui.model.run_model import RunModel
+from tui.ui.format import format_duration, format_number
+
+# How each kind of source event is drawn in the status area.
+_STATUS_STYLE = {"ok": ("●", "$success"), "notice": ("↻", "$warning"), "error": ("✗", "$error")}
+
+
+@dataclass(slots=True)
+class RunFacts:
+    """The numbers the header shows, read from the model when it changes."""
+
+    last_step: int | None = None
+    total_steps: int | None = None
+    sec_per_it: float | None = None
+    eta_s: float | None = None
+    elapsed_s: float | None = None
+    elapsed_estimated: bool = False
+    last_step_at: float | None = None
+    finished: bool = False
+
+
+def read_facts(model: RunModel) -> RunFacts:
+    """The header's numbers, with two fallbacks.
+
+    Elapsed is the sum of step times when no progress bar says it. The last
+    step's time is when rlwatch saw it, but never later than the log's last
+    write: a log read long after it stopped growing (a stalled or finished
+    run) must not claim a step "0s ago".
+    """
+    facts = RunFacts(model.last_step, model.total_steps, model.sec_per_it, model.eta_s,
+                     finished=model.finished)
+    seen, written = model.last_new_step_at, model.last_write_at
+    facts.last_step_at = seen if written is None or seen is None else min(seen, written)
+    if model.progress is not None and model.progress.elapsed_s is not None:
+        facts.elapsed_s = model.progress.elapsed_s
+    else:
+        series, _ = model.series_for(STEP_TIME)
+        if series is not None and len(series):
+            facts.elapsed_s = math.fsum(v for v in series.values if math.isfinite(v))
+            facts.elapsed_estimated = True
+    return facts
+
+
+class RunHeader(Widget):
+    """The run's label, its progress and timing, and the latest source event when there is one.
+
+    Source events (a log replaced, a reconnect) get a line of their own and
+    wrap rather than being cut: they are rare and they are the news.
+    """
+
+    DEFAULT_CSS = """
+    RunHeader {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+        color: $text;
+    }
+    """
+
+    def __init__(self, label: str, clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.label = label
+        self.clock = clock
+        self.facts = RunFacts()
+        self.status: tuple[str, str] | None = None  # (text, kind: ok | notice | error)
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.refresh)
+
+    def show(self, model: RunModel) -> None:
+        """Take the model's latest numbers."""
+        self.facts = read_facts(model)
+        self.refresh()
+
+    def show_status(self, text: str, kind: str = "ok") -> None:
+        """Show a source event (a reset, a reconnect) until the next one replaces it."""
+        self.status = (text, kind)
+        self.refresh(layout=True)  # the status line may add or remove header rows
+
+    def render(self) -> Content:
+        lines = [self._title_line(), self._progress_line()]
+        if self.status is not None:
+            text, kind = self.status
+            mark, style = _STATUS_STYLE[kind]
+            lines.append(Content.assemble((f"{mark} ", style), (text, style)))
+        return Content("\n").join(lines)
+
+    def _title_line(self) -> Content:
+        prefix = Content.assemble(("rlwatch", "bold $primary"), "  ")
+        label = _keep_end(self.label, max(8, self.size.width - prefix.cell_length))
+        return Content.assemble(prefix, (label, "$text"))
+
+    def _progress_line(self) -> Content:
+        facts = self.facts
+        parts: list[Content] = []
+        if facts.last_step is None:
+            parts.append(Content.styled("waiting for the first step…", "$text-muted"))
+        else:
+            total = f"/{facts.total_steps}" if facts.total_steps else ""
+            parts.append(_field("step", f"{facts.last_step}{total}"))
+        if facts.sec_per_it is not None:
+            parts.append(_field("s/it", format_number(facts.sec_per_it), after=True))
+        if facts.finished:
+            parts.append(Content.styled("finished", "bold $success"))
+        elif facts.eta_s is not None:
+            parts.append(_field("ETA", format_duration(facts.eta_s)))
+        if facts.elapsed_s is not None:
+            prefix = "≈" if facts.elapsed_estimated else ""
+            parts.append(_field("elapsed", prefix + format_duration(facts.elapsed_s)))
+        if facts.last_step_at is not None:
+            ago = max(0.0, self.clock() - facts.last_step_at)
+            parts.append(_field("last step", format_duration(ago) + " ago"))
+        return Content("  ").join(parts)
+
+
+def _keep_end(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells from the left: a path's end says the most."""
+    if cell_len(text) <= width:
+        return text
+    kept: list[str] = []
+    used = 1  # the ellipsis
+    for char in reversed(text):
+        used += cell_len(char)
+        if used > width:
+            break
+        kept.append(char)
+    return "…" + "".join(reversed(kept))
+
+
+def _field(name: str, value: str, after: bool = False) -> Content:
+    """``name value`` (or ``value name`` for units) with the name dimmed."""
+    if after:
+        return Content.assemble((value, "bold"), " ", (name, "$text-muted"))
+    return Content.assemble((name, "$text-muted"), " ", (value, "bold"))
