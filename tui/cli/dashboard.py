@@ -1,0 +1,104 @@
+"""``rlwatch PATH`` and ``rlwatch demo``: connect, then run the dashboard on the same event loop.
+
+The source connects before the screen switches to the dashboard, so a target
+that cannot be read fails with one line on stderr and exit status 3, like
+``rlwatch check``. Textual is imported only here, inside the functions, so
+``rlwatch --help`` and ``rlwatch check`` never load it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui.cli import exit_codes
+from tui.cli.targets import open_target
+from tui.sources.base import LogSource, SourceError
+
+if TYPE_CHECKING:
+    from tui.ui.app import RlwatchApp
+
+
+def run_dashboard(target: str, log: str | None) -> int:
+    """The dashboard on a log file or run directory; returns the exit status."""
+    try:
+        opened = open_target(target, log)
+        return asyncio.run(_watch(opened.source, note=opened.note))
+    except SourceError as error:
+        return _unreadable(error)
+
+
+def run_demo(speed: float) -> int:
+    """The dashboard on the bundled real run, replayed at ``speed`` steps per second."""
+    if speed <= 0:
+        print("rlwatch: --speed must be a positive number of steps per second", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_demo(speed))
+    except SourceError as error:
+        return _unreadable(error)
+
+
+async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None) -> int:
+    from tui.ui.app import RlwatchApp
+
+    try:
+        note = await source.connect() or note
+        app = RlwatchApp(source, label=label, note=note)
+        _exit_on_hangup(app)
+        await app.run_async()
+    finally:
+        await source.close()
+    return app.return_code or exit_codes.OK
+
+
+async def _demo(speed: float) -> int:
+    from tui.data import DEMO_LABEL, demo_log
+    from tui.sources.local_file import LocalFile
+    from tui.sources.replay import Replay
+
+    data = demo_log()
+    with tempfile.TemporaryDirectory(prefix="rlwatch-demo-") as folder:
+        replay = Replay(data, _step_ends(data), Path(folder) / "grpo_deepseek7b.log", speed)
+        replay.prime()
+        writer = asyncio.create_task(replay.run())
+        try:
+            return await _watch(LocalFile(replay.path), label=f"{DEMO_LABEL}, replayed at {speed:g} steps/s")
+        finally:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+
+
+def _exit_on_hangup(app: RlwatchApp) -> None:
+    """Leave cleanly when the terminal goes away (a closed tmux pane, a dropped SSH session).
+
+    Python's default for SIGHUP/SIGTERM is to die on the spot, which would
+    leave the terminal in raw mode and the demo's temporary log behind.
+    """
+    loop = asyncio.get_running_loop()
+    for name in ("SIGHUP", "SIGTERM"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals on Windows loops
+                loop.add_signal_handler(number, app.exit)
+
+
+def _step_ends(data: bytes) -> list[int]:
+    """Where each step's line ends in ``data``, found by the real scanner."""
+    from tui.parsers.log_scanner import LogScanner
+    from tui.parsers.records import StepRecord
+
+    scanner = LogScanner()
+    records = scanner.feed(data) + scanner.finish()
+    return sorted({record.end for record in records if isinstance(record, StepRecord)})
+
+
+def _unreadable(error: SourceError) -> int:
+    print(f"rlwatch: {error}", file=sys.stderr)
+    return exit_codes.UNREADABLE
