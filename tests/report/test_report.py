@@ -70,7 +70,7 @@ def test_printed_samples_are_shown_and_counted():
     result = report_json("032")
     assert len(result["samples"]) == 20
     assert all(s["prompt"] and s["score"] is not None for s in result["samples"])
-    share = checks(result)["share of positive rewards (20 samples)"]["value"]
+    share = checks(result)["share of positive rewards (20 samples, printed/dumped validation samples)"]["value"]
     assert share == sum(1 for s in result["samples"] if s["score"] > 0) / 20
 
 
@@ -103,3 +103,31 @@ def test_terminal_report_and_a_closed_pipe():
 def test_unreadable_target_is_one_line(tmp_path):
     done = rlwatch("report", str(tmp_path / "none.log"))
     assert done.returncode == 3 and done.stderr.count("\n") == 1
+
+
+def write_dumps(run_dir, name: str, step: int, scores: list[float]) -> None:
+    folder = run_dir / name
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [json.dumps({"input": f"question {i}", "output": f"answer {i}", "gts": str(i),
+                        "score": score, "step": step, "acc": score > 0}) for i, score in enumerate(scores)]
+    (folder / f"{step}.jsonl").write_text("\n".join(rows).replace("NaN", "NaN") + "\n")
+
+
+def test_a_run_with_dumps_shows_its_samples(tmp_path):
+    import shutil
+
+    shutil.copy(verl_log("036"), tmp_path / "train.log")
+    write_dumps(tmp_path, "val_generations", 0, [1.0, 0.0])
+    write_dumps(tmp_path, "val_generations", 1, [1.0, 0.0, 0.25, float("nan")])
+    write_dumps(tmp_path, "rollouts", 1, [1.0, 1.0, 0.0, -1.0])
+    result = report_json_dir(tmp_path)
+    assert [s["prompt"] for s in result["samples"]] == [f"question {i}" for i in range(4)]
+    assert result["worst_samples"] == 2  # 0.0 and 0.25 are under 0.5; NaN is not a score below it
+    share = checks(result)["share of positive rewards (4 samples, last rollout dump)"]
+    assert share["value"] == 0.5
+
+
+def report_json_dir(run_dir) -> dict:
+    done = rlwatch("report", str(run_dir), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)

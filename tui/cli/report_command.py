@@ -12,6 +12,7 @@ from tui.cli import exit_codes
 from tui.cli.check import loaded_run, unreadable
 from tui.model.run_model import RunModel
 from tui.parsers.records import Sample
+from tui.parsers.rollout_dumps import parse_dump
 from tui.parsers.samples import parse_samples
 from tui.parsers.text import decode
 from tui.report.render import to_html, to_json, to_markdown, to_text
@@ -19,6 +20,7 @@ from tui.report.verdict import SHOWN_SAMPLES, build_report
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
 from tui.sources.base import LogSource, SourceError
+from tui.sources.dump_dirs import find_dump_dirs
 
 # A printed sample block is a prompt and a response: this much text holds one.
 _SAMPLE_BYTES = 256 * 1024
@@ -35,12 +37,32 @@ async def printed_samples(model: RunModel, source: LogSource) -> list[Sample]:
     return samples
 
 
+def dumped_samples(run_dir: Path) -> tuple[list[Sample], list[float] | None]:
+    """Samples of the last validation dump and scores of the last rollout dump, if the run
+    wrote dumps (``trainer.validation_data_dir`` / ``rollout_data_dir``)."""
+    samples: list[Sample] = []
+    rollout: list[float] | None = None
+    for dump in find_dump_dirs(run_dir):
+        try:
+            rows = parse_dump(dump.file_for(dump.steps[-1]).read_bytes())
+        except OSError:
+            continue
+        if dump.validation and not samples:
+            samples = rows
+        elif not dump.validation and rollout is None:
+            rollout = [s.score for s in rows if s.score is not None]
+    return samples, rollout
+
+
 async def _build(target: str, log: str | None, engine: RuleEngine, goal: float | None):
     async with loaded_run(target, log) as (model, source):
         if unreadable(model):
             return None
         samples = await printed_samples(model, source)
-    return build_report(model, engine.evaluate(model, time.time()), samples, goal)
+    local = Path(target)
+    run_dir = local if local.is_dir() else local.parent
+    dumped, rollout = dumped_samples(run_dir) if run_dir.is_dir() else ([], None)
+    return build_report(model, engine.evaluate(model, time.time()), dumped or samples, goal, rollout)
 
 
 def run_report(target: str, log: str | None, goal: float | None, output: str | None,

@@ -75,11 +75,12 @@ def _within(value: float | None, low: float, high: float) -> bool | None:
 
 
 def build_report(model: RunModel, findings: list[Finding], samples: list[Sample],
-                 target: float | None) -> Report:
-    """The report for ``model``; ``samples`` are the validation samples found (printed or dumped)."""
+                 target: float | None, rollout_scores: list[float] | None = None) -> Report:
+    """The report for ``model``; ``samples`` are the validation samples found (printed or
+    dumped), ``rollout_scores`` the scores of the last dumped training rollout, if any."""
     report = Report(model.log, model.last_step, model.total_steps, model.finished,
                     findings=findings)
-    report.task = _task(model, samples, target)
+    report.task = _task(model, samples, target, rollout_scores)
     report.stability = _stability(model)
     report.resources = _resources(model)
     report.samples = samples[:SHOWN_SAMPLES]
@@ -99,7 +100,8 @@ def _keep_series(report: Report, model: RunModel, concept: Concept) -> None:
         report.series[concept.title] = (key or concept.title, list(series.steps), list(series.values))
 
 
-def _task(model: RunModel, samples: list[Sample], target: float | None) -> list[Check]:
+def _task(model: RunModel, samples: list[Sample], target: float | None,
+          rollout_scores: list[float] | None) -> list[Check]:
     checks = []
     for key in matching_keys(VALIDATION_PATTERNS, model.series):
         final = _last(model.series[key])
@@ -109,10 +111,12 @@ def _task(model: RunModel, samples: list[Sample], target: float | None) -> list[
             None if target is None or final is None else final >= target,
             "Seed 000: the task is reached when the final validation score meets its threshold "
             "(e.g. GSM8K ≥ 0.55)."))
-    scored = [s.score for s in samples if s.score is not None]
+    scored = rollout_scores or [s.score for s in samples if s.score is not None]
     if scored:
         share = sum(1 for s in scored if s > 0) / len(scored)
-        checks.append(Check(f"share of positive rewards ({len(scored)} samples)", share, "high (→ 100%)",
+        origin = "last rollout dump" if rollout_scores else "printed/dumped validation samples"
+        checks.append(Check(f"share of positive rewards ({len(scored)} samples, {origin})", share,
+                            "high (→ 100%)",
                             None, "Seed 000: the share of positive rewards should grow towards 100%."))
     else:
         reward, key = model.series_for(TRAIN_REWARD)
