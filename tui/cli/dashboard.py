@@ -64,7 +64,7 @@ async def _demo(speed: float) -> int:
 
     data = demo_log()
     with tempfile.TemporaryDirectory(prefix="rlwatch-demo-") as folder:
-        replay = Replay(data, _step_ends(data), Path(folder) / "grpo_deepseek7b.log", speed)
+        replay = Replay(data, step_ends(data), Path(folder) / "grpo_deepseek7b.log", speed)
         replay.prime()
         writer = asyncio.create_task(replay.run())
         try:
@@ -89,7 +89,7 @@ def _exit_on_hangup(app: RlwatchApp) -> None:
                 loop.add_signal_handler(number, app.exit)
 
 
-def _step_ends(data: bytes) -> list[int]:
+def step_ends(data: bytes) -> list[int]:
     """Where each step's line ends in ``data``, found by the real scanner."""
     from tui.parsers.log_scanner import LogScanner
     from tui.parsers.records import StepRecord
