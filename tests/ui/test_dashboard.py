@@ -1,0 +1,191 @@
+"""The dashboard driven through Textual's pilot on real log files (no mocked sources).
+
+Each test writes a log under tmp_path from lines of a real corpus run, opens
+the real app on it through LocalFile + Feed, changes the file the way a
+training run (or a user) would, and reads back what the widgets show.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.geometry import Region
+from textual.widget import Widget
+from textual.widgets import Sparkline
+
+from tests.corpus import verl_log
+from tui.model.aliases import DASHBOARD_CONCEPTS
+from tui.sources.local_file import LocalFile
+from tui.ui.app import RlwatchApp
+from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.screens.help import HelpScreen
+from tui.ui.widgets.metric_panel import MetricPanel, PanelStats
+from tui.ui.widgets.run_header import RunHeader
+
+RUN = verl_log("032")  # a whole real GRPO run: step lines, sample dumps, validation
+
+
+def step_lines(count: int) -> list[bytes]:
+    """The first ``count`` step lines of the real run."""
+    lines = [line for line in RUN.read_bytes().splitlines(keepends=True) if line.startswith(b"step:")]
+    return lines[:count]
+
+
+def metric(line: bytes, key: str) -> float:
+    """One value from a step line, for the expectations (the app parses on its own)."""
+    return float(re.search(re.escape(key.encode()) + rb":([-0-9.e]+)", line).group(1))
+
+
+def text_of(widget: Widget) -> str:
+    """What the widget draws itself (border, titles and its own content), as plain text."""
+    width, height = widget.outer_size
+    return "\n".join(strip.text for strip in widget.render_lines(Region(0, 0, width, height)))
+
+
+def header_text(app: RlwatchApp) -> str:
+    return text_of(app.dashboard.header)
+
+
+def shown_step(app: RlwatchApp) -> str | None:
+    """The ``step N[/total]`` the header shows, or None before the first step."""
+    match = re.search(r"\bstep (\S+)", header_text(app))
+    return match.group(1) if match else None
+
+
+def panel(app: RlwatchApp, concept_id: str) -> MetricPanel:
+    return app.dashboard.query_one(f"#panel-{concept_id}", MetricPanel)
+
+
+def stats_text(app: RlwatchApp, concept_id: str) -> str:
+    return text_of(panel(app, concept_id).query_one(PanelStats))
+
+
+async def wait_for(pilot, condition: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+    """Poll the running app until ``condition`` holds (bounded: a hang fails, it does not stall)."""
+    for _ in range(int(timeout / 0.1)):
+        if condition():
+            return
+        await pilot.pause(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def open_app(path: Path) -> RlwatchApp:
+    return RlwatchApp(LocalFile(path, poll_seconds=0.05))
+
+
+async def test_dashboard_fills_and_follows_appended_steps(tmp_path):
+    lines = step_lines(4)
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"Training from scratch\n" + b"".join(lines[:3]))
+    app = open_app(log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "3", "step 3 in the header")
+
+        reward = metric(lines[2], "critic/score/mean")
+        change = reward - metric(lines[1], "critic/score/mean")
+        assert stats_text(app, "reward").split()[:3] == [f"{reward:.4g}", "Δ", f"{change:+.4g}"]
+        assert "critic/score/mean" in text_of(panel(app, "reward"))
+        assert len(panel(app, "reward").query_one(Sparkline).data) == 3
+        # The first steps carry no validation metrics: that panel says so quietly.
+        assert stats_text(app, "val").strip() == "no data"
+        assert panel(app, "val").has_class("-empty")
+
+        with log.open("ab") as out:
+            out.write(b"[prompt] a sample dump between steps\n[score] 1.0\n" + lines[3])
+        await wait_for(pilot, lambda: shown_step(app) == "4", "step 4 after appending")
+        entropy = metric(lines[3], "actor/entropy_loss")
+        assert stats_text(app, "entropy").split()[0] == f"{entropy:.4g}"
+        assert len(panel(app, "entropy").query_one(Sparkline).data) == 4
+        assert "last step" in header_text(app)
+
+
+async def test_replaced_or_truncated_log_is_read_again(tmp_path):
+    lines = step_lines(6)
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(lines))
+    app = open_app(log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "6", "step 6")
+
+        # A new run started with the same log name: a different file at the path.
+        replacement = tmp_path / "grpo.log.new"
+        replacement.write_bytes(b"".join(lines[:2]))
+        os.replace(replacement, log)
+        await wait_for(pilot, lambda: shown_step(app) == "2", "the replaced log re-read")
+        assert "was replaced" in header_text(app)
+        assert app.model.step_count == 2
+        assert len(panel(app, "reward").query_one(Sparkline).data) == 2
+
+        # The same file cut short in place (a `>` redirect restarting the run).
+        log.write_bytes(lines[0])
+        await wait_for(pilot, lambda: shown_step(app) == "1", "the truncated log re-read")
+        assert "was truncated" in header_text(app)
+        assert stats_text(app, "reward").split()[0] == f"{metric(lines[0], 'critic/score/mean'):.4g}"
+
+
+async def test_markup_in_log_text_shows_literally(tmp_path):
+    folder = tmp_path / "run[bold]x[link=x]y"
+    folder.mkdir()
+    log = folder / "log[red].log"
+    key = "val/test_score/a[link=x]b/[bold]c"
+    # The second line closes the first (the scanner waits to see whether a
+    # mid-length step line was hard-wrapped by a terminal).
+    log.write_text(f"step:1 - a[link=x]b/[bold]c:1.0 - {key}:0.5 - critic/score/mean:0.25\n"
+                   "step:2 - critic/score/mean:0.5\n")
+    app = open_app(log)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "2", "step 2")
+        assert "a[link=x]b/[bold]c" in app.model.series
+
+        header_strips = app.dashboard.header.render_lines(Region(0, 0, *app.dashboard.header.outer_size))
+        assert str(log) in header_strips[0].text
+        val_panel = panel(app, "val")
+        assert val_panel.key == key
+        panel_strips = val_panel.render_lines(Region(0, 0, *val_panel.outer_size))
+        assert key in panel_strips[-1].text  # the key, literally, in the bottom border
+        for strip in [*header_strips, *panel_strips]:
+            assert all(segment.style is None or not segment.style.link for segment in strip)
+        assert stats_text(app, "val").split()[0] == "0.5"
+
+
+async def test_help_opens_and_closes_and_q_quits(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_lines(2)))
+    app = open_app(log)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
+        help_text = "\n".join(text_of(widget) for widget in app.screen.query("Static"))
+        assert "quit rlwatch" in help_text and "close this help" in help_text and "Δ" in help_text
+
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard again")
+
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, "the app to exit")
+    assert app.return_code == 0
+
+
+async def test_all_panels_fit_at_80x24():
+    app = open_app(RUN)  # read-only: the corpus file is followed, never written
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "1120", "the whole run read")
+        screen = app.screen.region
+        panels = list(app.dashboard.query(MetricPanel))
+        assert [p.concept for p in panels] == list(DASHBOARD_CONCEPTS)
+        for concept, item in zip(DASHBOARD_CONCEPTS, panels):
+            assert screen.contains_region(item.region), f"{concept.title} is cut off"
+            assert concept.title in text_of(item).splitlines()[0]
+            assert item.query_one(Sparkline).size.height >= 1
+            assert stats_text(app, concept.id).strip() != "no data"
+        assert {item.region.width for item in panels} == {40}  # 2 columns
+
+        await pilot.resize_terminal(200, 50)
+        await wait_for(pilot, lambda: len({item.region.x for item in panels}) == 4, "4 columns")
+        sparkline = panels[0].query_one(Sparkline)
+        await wait_for(pilot, lambda: len(sparkline.data) == sparkline.size.width,
+                       "the sparkline refitted to its new width")
+        assert sparkline.size.height > 5
