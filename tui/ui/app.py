@@ -6,6 +6,8 @@ the source to the model and decides when to redraw.
 
 from __future__ import annotations
 
+import time
+
 from textual.app import App
 from textual.binding import Binding
 
@@ -19,6 +21,10 @@ from tui.ui.themes import DEFAULT_THEME, load_themes
 # Redraw at most this often: a backfill folds hundreds of chunks a second and
 # drawing each would spend the time the scanner needs.
 REDRAW_SECONDS = 0.1
+# And wait this many times as long as the last redraw took before the next:
+# on a 100k-step run a redraw costs a few hundred milliseconds, and redrawing
+# back to back would slow the backfill that is still coming in.
+REDRAW_BACKOFF = 4
 
 
 class RlwatchApp(App[None]):
@@ -42,6 +48,7 @@ class RlwatchApp(App[None]):
         self.note = note
         self._dirty = False
         self._drawing = False
+        self._next_redraw_at = 0.0
 
     def on_mount(self) -> None:
         for theme in load_themes():
@@ -70,13 +77,15 @@ class RlwatchApp(App[None]):
             self.dashboard.show_status(event.text, "ok" if event.ok else "error")
 
     async def _redraw(self) -> None:
-        if not self._dirty or self._drawing:
+        started = time.monotonic()
+        if not self._dirty or self._drawing or started < self._next_redraw_at:
             return
         self._dirty, self._drawing = False, True
         try:
             await self.dashboard.show_model()
         finally:
             self._drawing = False
+            self._next_redraw_at = time.monotonic() + REDRAW_BACKOFF * (time.monotonic() - started)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
