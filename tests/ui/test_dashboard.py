@@ -7,6 +7,7 @@ training run (or a user) would, and reads back what the widgets show.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from textual.widgets import Sparkline
 
 from tests.corpus import verl_log
 from tui.model.aliases import DASHBOARD_CONCEPTS
+from tui.sources.base import Data, SourceError, Status
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.screens.dashboard import DashboardScreen
@@ -189,3 +191,49 @@ async def test_all_panels_fit_at_80x24():
         await wait_for(pilot, lambda: len(sparkline.data) == sparkline.size.width,
                        "the sparkline refitted to its new width")
         assert sparkline.size.height > 5
+
+
+class ScriptedSource:
+    """A source that says what the SSH source will say (Status events) around real log bytes.
+
+    The SSH source is not written yet; this holds the app to the LogSource
+    contract it will use, with real corpus bytes in between.
+    """
+
+    label = "gpu-box:/runs/grpo/train.log"
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.go_on = asyncio.Event()
+
+    async def connect(self) -> str | None:
+        return None
+
+    async def stream(self, start: int, follow: bool):
+        yield Status("connected to gpu-box")
+        yield Data(0, self.data)
+        yield Status("connection lost; reconnecting…", ok=False)
+        await self.go_on.wait()
+        yield Status("reconnected to gpu-box")
+        raise SourceError("gpu-box: permission denied reading /runs/grpo/train.log")
+
+    async def read_range(self, start: int, end: int) -> bytes:
+        return self.data[start:end]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_source_status_events_show_in_the_header():
+    source = ScriptedSource(b"".join(step_lines(5)))
+    app = RlwatchApp(source)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: "reconnecting" in header_text(app), "the reconnecting status")
+        await wait_for(pilot, lambda: shown_step(app) == "5", "the steps read before the drop")
+        assert "gpu-box:/runs/grpo/train.log" in header_text(app).splitlines()[0]
+        assert "✗ connection lost; reconnecting…" in header_text(app)
+
+        source.go_on.set()
+        await wait_for(pilot, lambda: "permission denied" in header_text(app), "the source's error")
+        assert "reconnecting" not in header_text(app)
+        assert shown_step(app) == "5"  # what was read stays on screen
