@@ -35,7 +35,7 @@ def run_dashboard(target: str, log: str | None) -> int:
 
 def run_demo(speed: float) -> int:
     """The dashboard on the bundled real run, replayed at ``speed`` steps per second."""
-    if speed <= 0:
+    if not speed > 0:  # also catches nan
         print("rlwatch: --speed must be a positive number of steps per second", file=sys.stderr)
         return 2
     try:
@@ -68,7 +68,8 @@ async def _demo(speed: float) -> int:
         replay.prime()
         writer = asyncio.create_task(replay.run())
         try:
-            return await _watch(LocalFile(replay.path), label=f"{DEMO_LABEL}, replayed at {speed:g} steps/s")
+            label = f"{DEMO_LABEL}, replayed at {speed:g} steps/s"
+            return await _watch(LocalFile(replay.path), label=label)
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -27,7 +27,7 @@ class Replay:
 
     def __init__(self, data: bytes, step_ends: Sequence[int], path: Path, speed: float,
                  burst: int = BURST_STEPS) -> None:
-        if speed <= 0:
+        if not speed > 0:  # also catches nan
             raise ValueError("speed must be positive")
         self.data = data
         self.step_ends = list(step_ends)

@@ -34,7 +34,8 @@ class RlwatchApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="quit rlwatch (the run itself is not touched)"),
-        Binding("question_mark", "help", "Help", key_display="?", tooltip="show the keys and how to read a panel"),
+        Binding("question_mark", "help", "Help", key_display="?",
+                tooltip="show the keys and how to read a panel"),
     ]
 
     def __init__(self, source: LogSource, *, label: str | None = None, note: str | None = None) -> None:
@@ -43,7 +44,8 @@ class RlwatchApp(App[None]):
         super().__init__()
         self.source = source
         self.model = RunModel(source.label)
-        self.feed = Feed(source, self.model, on_change=self._model_changed, on_status=self._source_event)
+        self.feed = Feed(source, self.model, on_change=self._model_changed,
+                         on_status=self._source_event)
         self.dashboard = DashboardScreen(self.model, label or source.label)
         self.note = note
         self._dirty = False

@@ -12,7 +12,7 @@ from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.ui.widgets.metric_grid import MetricGrid
 from tui.ui.widgets.metric_panel import MetricPanel
-from tui.ui.widgets.run_header import RunHeader
+from tui.ui.widgets.run_header import RunHeader, StatusKind
 
 
 class DashboardScreen(Screen):
@@ -43,6 +43,6 @@ class DashboardScreen(Screen):
             await asyncio.sleep(0)
         self.header.show(self.model)
 
-    def show_status(self, text: str, kind: str = "ok") -> None:
+    def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Put a source event in the header's status area."""
         self.header.show_status(text, kind)

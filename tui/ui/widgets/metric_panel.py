@@ -94,10 +94,10 @@ class MetricPanel(Widget):
         self.concept = concept
         self.key: str | None = None
         self._series: Series | None = None
-        # What the panel last drew from: the series object, its length, rewrites and last point,
-        # the key, and the run's last step.
-        # An unchanged signature means nothing to recompute, which keeps a
-        # 100k-step run cheap when only the progress bar moved.
+        # What the panel last drew from (the series, its length, rewrites and
+        # last point, the key, the run's last step). An unchanged signature
+        # means nothing to recompute: a 100k-step series is not downsampled
+        # again because only the progress bar moved.
         self._drawn: tuple | None = None
         self.border_title = Content(concept.title)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
 from rich.cells import cell_len
 from textual.content import Content
@@ -20,8 +20,16 @@ from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
 from tui.ui.format import format_duration, format_number
 
+StatusKind = Literal["ok", "notice", "error"]
+"""ok: a healthy state (connected); notice: something to know (the log was
+replaced); error: the source is failing (reconnecting, unreadable)."""
+
 # How each kind of source event is drawn in the status area.
-_STATUS_STYLE = {"ok": ("●", "$success"), "notice": ("↻", "$warning"), "error": ("✗", "$error")}
+_STATUS_STYLE: dict[StatusKind, tuple[str, str]] = {
+    "ok": ("●", "$success"),
+    "notice": ("↻", "$warning"),
+    "error": ("✗", "$error"),
+}
 
 
 @dataclass(slots=True)
@@ -81,7 +89,7 @@ class RunHeader(Widget):
         self.label = label
         self.clock = clock
         self.facts = RunFacts()
-        self.status: tuple[str, str] | None = None  # (text, kind: ok | notice | error)
+        self.status: tuple[str, StatusKind] | None = None
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)
@@ -91,7 +99,7 @@ class RunHeader(Widget):
         self.facts = read_facts(model)
         self.refresh()
 
-    def show_status(self, text: str, kind: str = "ok") -> None:
+    def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Show a source event (a reset, a reconnect) until the next one replaces it."""
         self.status = (text, kind)
         self.refresh(layout=True)  # the status line may add or remove header rows
