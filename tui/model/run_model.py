@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tui.model.aliases import STEP_TIME, Concept
+from tui.model.merge import Source, TaggedSeries
 from tui.model.series import Series
 from tui.model.step_index import StepIndex
 from tui.parsers.records import (
@@ -44,7 +45,7 @@ class RunModel:
 
     def reset(self) -> None:
         """Forget everything (the log was truncated or replaced)."""
-        self.series: dict[str, Series] = {}
+        self.series: dict[str, TaggedSeries] = {}
         self.step_index = StepIndex()
         self.tqdm_sec_per_it = Series()
         self.progress: Progress | None = None
@@ -59,13 +60,17 @@ class RunModel:
 
     # -- ingest -------------------------------------------------------------
 
-    def apply(self, records: list[Record], now: float) -> bool:
-        """Fold parser records in; True if anything a reader shows changed."""
+    def apply(self, records: list[Record], now: float, source: Source = Source.CONSOLE) -> bool:
+        """Fold parser records in; True if anything a reader shows changed.
+
+        ``source`` says which of verl's loggers the records came from; where
+        two report the same key and step, the more exact value is kept.
+        """
         if not records:
             return False
         for record in records:
             if isinstance(record, StepRecord):
-                self._apply_step(record, now)
+                self._apply_step(record, now, source)
             elif isinstance(record, ProgressRecord):
                 self._apply_progress(record)
             elif isinstance(record, TotalStepsRecord):
@@ -79,19 +84,22 @@ class RunModel:
         self.version += 1
         return True
 
-    def _apply_step(self, record: StepRecord, now: float) -> None:
+    def _apply_step(self, record: StepRecord, now: float, source: Source) -> None:
         self.dropped_items += record.dropped
         if not record.metrics:
             return
-        last = self.step_index.last_step()
-        self.step_index.add(record.step, record.offset, record.end)
-        if last is None or record.step > last:
-            self.last_new_step_at = now
+        if source == Source.CONSOLE:
+            # Only a console record's offsets are a span of the log the step
+            # detail reads; the other loggers' steps add values, not lines.
+            last = self.step_index.last_step()
+            self.step_index.add(record.step, record.offset, record.end)
+            if last is None or record.step > last:
+                self.last_new_step_at = now
         for key, value in record.metrics.items():
             series = self.series.get(key)
             if series is None:
-                series = self.series[key] = Series()
-            series.set(record.step, value)
+                series = self.series[key] = TaggedSeries()
+            series.offer(record.step, value, source)
 
     def _apply_progress(self, record: ProgressRecord) -> None:
         position = training_position(record)
