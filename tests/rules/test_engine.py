@@ -79,7 +79,7 @@ def steps(model: RunModel, points: list[tuple[int, dict]], at: float = 0.0) -> N
 
 def test_stalled_only_when_quiet_for_long_and_not_finished():
     model = RunModel()
-    steps(model, [(s, {"timing_s/step": 60.0}) for s in range(1, 11)])
+    steps(model, [(s, {"timing_s/step": 60.0}) for s in range(1, 11)], at=1000.0)
     model.note_write(1000.0)
     assert "stalled" not in findings_of(model, now=1000.0 + 599)  # under the 10-minute floor
     (stall,) = findings_of(model, now=1000.0 + 601)["stalled"]

@@ -130,6 +130,16 @@ class RunModel:
         total, last = self.total_steps, self.last_step
         return total is not None and last is not None and last >= total
 
+    @property
+    def last_step_at(self) -> float | None:
+        """Best estimate of when the newest step was logged.
+
+        When rlwatch saw it arrive, unless the log's own modification time is
+        earlier (a backfill sees every old step arrive "now").
+        """
+        known = [t for t in (self.last_new_step_at, self.last_write_at) if t is not None]
+        return min(known) if known else None
+
     def note_write(self, when: float) -> None:
         """The log was last written at ``when`` (its mtime, or when bytes arrived)."""
         if self.last_write_at is None or when > self.last_write_at:

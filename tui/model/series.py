@@ -17,7 +17,7 @@ from bisect import bisect_left
 class Series:
     """Values of one metric keyed by step, ascending."""
 
-    __slots__ = ("steps", "values", "rewrites")
+    __slots__ = ("steps", "values", "rewrites", "_range", "_drawn")
 
     def __init__(self) -> None:
         self.steps = array("q")
@@ -25,6 +25,11 @@ class Series:
         # Bumped whenever a point other than a new last one changes, so a
         # reader that works incrementally (the rules) knows to start over.
         self.rewrites = 0
+        # Kept up to date on append, so a redraw of a 100k-point panel does
+        # not rescan the series: (min, max) of the finite values, or None.
+        self._range: tuple[float, float] | None = None
+        # The last downsample, keyed by (points, rewrites, buckets).
+        self._drawn: tuple[tuple[int, int, int], list[float]] | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -35,9 +40,13 @@ class Series:
         if not steps or step > steps[-1]:
             steps.append(step)
             self.values.append(value)
+            if math.isfinite(value):
+                low, high = self._range or (value, value)
+                self._range = (min(low, value), max(high, value))
             return
         at = bisect_left(steps, step)
         self.rewrites += 1
+        self._range = self._scan_range()
         if at < len(steps) and steps[at] == step:
             self.values[at] = value
         else:
@@ -65,10 +74,11 @@ class Series:
 
     def finite_range(self) -> tuple[float, float] | None:
         """(min, max) over the finite values."""
+        return self._range
+
+    def _scan_range(self) -> tuple[float, float] | None:
         finite = [v for v in self.values if math.isfinite(v)]
-        if not finite:
-            return None
-        return min(finite), max(finite)
+        return (min(finite), max(finite)) if finite else None
 
     def downsample(self, buckets: int) -> list[float]:
         """At most ``buckets`` values for drawing, keeping every spike.
@@ -78,6 +88,14 @@ class Series:
         any amount of shrinking (TensorBoard's random sampling loses them).
         Non-finite values are left out: the rules report those.
         """
+        key = (len(self.values), self.rewrites, buckets)
+        if self._drawn is not None and self._drawn[0] == key:
+            return self._drawn[1]
+        drawn = self._downsample(buckets)
+        self._drawn = (key, drawn)
+        return drawn
+
+    def _downsample(self, buckets: int) -> list[float]:
         values = [v for v in self.values if math.isfinite(v)]
         if buckets <= 0 or not values:
             return []

@@ -150,7 +150,7 @@ def step_seconds(model: RunModel) -> float | None:
 
 def _stalled(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
     """No new step for ``factor`` × the median step time, in a run that has not finished."""
-    last_seen = model.last_write_at or model.last_new_step_at
+    last_seen = model.last_step_at
     typical = step_seconds(model)
     if model.finished or last_seen is None or typical is None or model.last_step is None:
         return []

@@ -56,8 +56,7 @@ def read_facts(model: RunModel) -> RunFacts:
     """
     facts = RunFacts(model.last_step, model.total_steps, model.sec_per_it, model.eta_s,
                      finished=model.finished)
-    seen, written = model.last_new_step_at, model.last_write_at
-    facts.last_step_at = seen if written is None or seen is None else min(seen, written)
+    facts.last_step_at = model.last_step_at
     if model.progress is not None and model.progress.elapsed_s is not None:
         facts.elapsed_s = model.progress.elapsed_s
     else:
