@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
-from tui.sources.base import Data, Lines, LogSource, Reset, Status
+from tui.sources.base import CaughtUp, Data, Lines, LogSource, Reset, Status
 
 # Chunks below this size are parsed inline; a thread hop costs more than them.
 _INLINE_BYTES = 64 * 1024
@@ -49,6 +49,8 @@ class Feed:
                     records.extend(self.scanner.scan_line(line, offset))
                 self.scanner.skip_to(event.resume_at)
                 self._fold(records)
+            elif isinstance(event, CaughtUp):
+                self._fold(self.scanner.settle())
             elif isinstance(event, Reset):
                 self.model.reset()
                 self.scanner = LogScanner()

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tui.sources.base import Data, Reset, SourceError
+from tui.sources.base import CaughtUp, Data, Reset, SourceError
 from tui.sources.local_file import LocalFile
 
 
@@ -44,7 +44,7 @@ async def test_appended_bytes_arrive_while_following(tmp_path):
     async def follow():
         async for event in source.stream(0, follow=True):
             got.append(event)
-            if len(got) == 2:
+            if len(plain(got)) == 2:
                 return
 
     task = asyncio.create_task(follow())
@@ -53,6 +53,7 @@ async def test_appended_bytes_arrive_while_following(tmp_path):
         handle.write(b"second\n")
     await asyncio.wait_for(task, 5)
     assert plain(got) == [(0, b"first\n"), (6, b"second\n")]
+    assert any(isinstance(e, CaughtUp) for e in got)  # it said when it had read everything
 
 
 @pytest.mark.parametrize("how", ["truncate", "replace"])

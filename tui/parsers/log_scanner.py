@@ -85,6 +85,17 @@ class LogScanner:
         """Process what is left, including a last line with no newline."""
         return self._drain(final=True)
 
+    def settle(self) -> list[Record]:
+        """The writer has paused: stop waiting for a hard-wrap continuation.
+
+        A step line of terminal width at the end of the bytes so far is held
+        back in case its next row is a wrapped continuation; a log that is
+        being written does not grow wrapped rows, so when the source has
+        caught up the held line is parsed as it is. A last line without a
+        newline still waits.
+        """
+        return self._drain(final=False, settled=True)
+
     def skip_to(self, offset: int) -> None:
         """Continue at ``offset``: the bytes before it were handled elsewhere (a remote grep)."""
         self._buf = b""
@@ -99,7 +110,7 @@ class LogScanner:
 
     # -- internals -----------------------------------------------------------
 
-    def _drain(self, final: bool) -> list[Record]:
+    def _drain(self, final: bool, settled: bool = False) -> list[Record]:
         buf = self._buf
         end = len(buf) if final else buf.rfind(b"\n") + 1
         if end == 0:
@@ -121,7 +132,7 @@ class LogScanner:
                 resume = line_end
                 continue
             text = decode(buf[start:line_end])
-            joined = self._join_wrapped(buf, text, line_end, end, final)
+            joined = self._join_wrapped(buf, text, line_end, end, final or settled)
             if joined is None:
                 stop = start  # a wrapped line may go on in bytes not yet here
                 break

@@ -55,7 +55,12 @@ class Status:
     ok: bool = True
 
 
-SourceEvent = Data | Lines | Reset | Status
+@dataclass(frozen=True, slots=True)
+class CaughtUp:
+    """The source has delivered everything written so far and is waiting for more."""
+
+
+SourceEvent = Data | Lines | Reset | Status | CaughtUp
 
 
 class LogSource(Protocol):

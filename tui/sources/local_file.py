@@ -13,7 +13,7 @@ import shutil
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from tui.sources.base import Data, Lines, Reset, SourceError, SourceEvent
+from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
 from tui.sources.grep_filter import GrepOutput, grep_command
 
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -91,14 +91,19 @@ class LocalFile:
                     yield event
                     offset = event.resume_at
             handle.seek(offset)
+            caught_up = False
             while True:
                 data = await asyncio.to_thread(handle.read, CHUNK_BYTES)
                 if data:
+                    caught_up = False
                     yield Data(offset, data, os.fstat(handle.fileno()).st_mtime)
                     offset += len(data)
                     continue
                 if not follow:
                     return
+                if not caught_up:
+                    caught_up = True
+                    yield CaughtUp()
                 await asyncio.sleep(self.poll_seconds)
                 reason = self._changed(identity, offset)
                 if reason is None:
