@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from tui.cli import exit_codes
 from tui.cli.targets import open_target
 from tui.feed import Feed
+from tui.logger_feeds import read_logger_files
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.parsers.values import format_value
@@ -34,6 +35,10 @@ async def loaded_run(target: str, log: str | None) -> AsyncIterator[tuple[RunMod
         if note:
             print(f"rlwatch: {note}", file=sys.stderr)
         await Feed(opened.source, model).run(follow=False)
+        # The run's file-logger JSONL and TensorBoard events, where the log
+        # points at them: their exact values replace the console's text.
+        for merged in await read_logger_files(model, target, model.log):
+            print(f"rlwatch: {merged}", file=sys.stderr)
         yield model, opened.source
     finally:
         await opened.source.close()

@@ -1,0 +1,72 @@
+"""Finding, on this machine, the JSONL and TensorBoard files of the run a console log belongs to.
+
+Paths verl announces are relative to the trainer's working directory, which
+is normally where the run was launched: the run directory the user named, or
+the directory the log was tee'd into. Both are tried. Nothing is guessed
+beyond what the log says (see ``tui.parsers.verl_loggers``), so a directory
+full of other experiments' files never leaks into this run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+from tui.parsers.verl_loggers import LoggerHints, logger_hints
+from tui.sources.discovery import SNIFF_BYTES
+from tui.sources.tensorboard_events import event_files
+
+
+@dataclass(frozen=True, slots=True)
+class LoggerFiles:
+    """The run's file-logger JSONL and TensorBoard directory, where found, and what to tell the user."""
+
+    jsonl: Path | None
+    tensorboard: Path | None
+    notes: tuple[str, ...]
+
+
+def find_logger_files(log: Path, run_dir: Path | None = None) -> LoggerFiles:
+    """Look for the files ``log`` points at, beside ``run_dir`` and beside the log."""
+    hints = logger_hints(_sniff(log))
+    bases = list(dict.fromkeys(base for base in (run_dir, log.parent) if base is not None))
+    notes: list[str] = []
+    jsonl = _first(hints, "file", hints.jsonl_paths(), bases, Path.is_file, notes,
+                   "a file-logger JSONL")
+    tensorboard = _first(hints, "tensorboard", hints.tensorboard_paths(), bases,
+                         lambda path: bool(event_files(path)), notes, "TensorBoard event files")
+    return LoggerFiles(jsonl, tensorboard, tuple(notes))
+
+
+def _first(hints: LoggerHints, logger: str, candidates: list[PurePath], bases: list[Path],
+           usable: Callable[[Path], bool], notes: list[str], what: str) -> Path | None:
+    """The first candidate that exists under a base; a note says what was merged or missed."""
+    if hints.uses(logger) is False:
+        return None
+    for candidate in candidates:
+        for base in bases:
+            path = base / candidate
+            if usable(path):
+                notes.append(f"merging exact values from {path}")
+                return path
+    if hints.uses(logger):
+        looked = " or ".join(str(base / candidate) for candidate in candidates for base in bases)
+        missing = f"none was found at {looked}" if looked else "the log does not say where"
+        notes.append(f"the run writes {what}, but {missing}; values come from the console log")
+    return None
+
+
+def _sniff(log: Path) -> str:
+    """The head and tail of the log, where verl prints its config and announcements."""
+    try:
+        with open(log, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+            if size <= SNIFF_BYTES:
+                return head.decode("utf-8", "replace")
+            handle.seek(max(SNIFF_BYTES, size - SNIFF_BYTES))
+            return (head + b"\n" + handle.read(SNIFF_BYTES)).decode("utf-8", "replace")
+    except OSError:
+        return ""
