@@ -1,0 +1,152 @@
+"""A run's JSONL and TensorBoard events merged with its console log: once (check) and followed."""
+
+import asyncio
+import json
+import math
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+from tensorboard.compat.proto.event_pb2 import Event
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+from tui.logger_feeds import JsonlFeed, TensorBoardFeed, read_logger_files
+from tui.model.merge import Source
+from tui.model.run_model import RunModel
+from tui.parsers.verl_jsonl import JsonlScanner
+from tui.sources.local_file import LocalFile
+from tui.sources.tensorboard_events import TensorBoardDir
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+JSONL = FIXTURES / "jsonl" / "v0.6_json_dumps.jsonl"
+RESUMED = FIXTURES / "tensorboard" / "resumed"
+CONFIG = ("(TaskRunner pid=7) {{'trainer': {{'experiment_name': 'exp',\n"
+          "(TaskRunner pid=7)              'logger': [{loggers}],\n"
+          "(TaskRunner pid=7)              'project_name': 'proj'}}}}\n")
+
+
+def exact_steps() -> list:
+    scanner = JsonlScanner()
+    return scanner.feed(JSONL.read_bytes()) + scanner.finish()
+
+
+def three_decimal_run(tmp_path: Path, loggers: str) -> Path:
+    """The fixture's values as verl ≤ v0.4 printed them to the console (``f"{k}:{v:.3f}"``)."""
+    lines = [CONFIG.format(loggers=loggers)]
+    for record in exact_steps():
+        items = " - ".join(f"{key}:{value:.3f}" for key, value in record.metrics.items())
+        lines.append(f"(TaskRunner pid=7) step:{record.step} - {items}\n")
+    (tmp_path / "grpo.log").write_text("".join(lines))
+    return tmp_path
+
+
+def check_json(run: Path) -> tuple[dict, str]:
+    done = subprocess.run([sys.executable, "-m", "tui", "check", str(run), "--json"],
+                          capture_output=True, text=True, timeout=60)
+    return json.loads(done.stdout), done.stderr
+
+
+def same(a: float | str, b: float) -> bool:
+    return a == b or (a in ("nan", "inf", "-inf") and repr(b) == a)
+
+
+def test_check_reports_the_file_loggers_exact_values_over_3_decimal_text(tmp_path):
+    run = three_decimal_run(tmp_path, "'console', 'file'")
+    (run / "proj").mkdir()
+    shutil.copy(JSONL, run / "proj" / "exp.jsonl")
+    result, stderr = check_json(run)
+    last = exact_steps()[-1]
+    assert result["run"]["steps"] == 5 and result["run"]["last_step"] == 4
+    assert set(result) == {"target", "run", "latest", "findings", "accelerators"}
+    for key, value in last.metrics.items():
+        assert same(result["latest"][key], value), key
+    assert result["latest"]["actor/pg_loss"] == -0.000266974651148999  # the console said -0.000
+    assert f"merging exact values from {run}/proj/exp.jsonl" in stderr
+
+
+def test_check_reports_tensorboards_float32_over_3_decimal_text(tmp_path):
+    run = three_decimal_run(tmp_path, "'console', 'tensorboard'")
+    writer = EventFileWriter(str(run / "tensorboard_log" / "proj" / "exp"))
+    for record in exact_steps():  # verl's add_scalar(key, value, step) for every key
+        for key, value in record.metrics.items():
+            event = Event(step=record.step, wall_time=1.0)
+            event.summary.value.add(tag=key, simple_value=value)
+            writer.add_event(event)
+    writer.close()
+    result, stderr = check_json(run)
+    for key, value in exact_steps()[-1].metrics.items():
+        event, printed = float32(value), float(f"{value:.3f}")
+        # The event wins unless it merely rounds what the console printed
+        # (global_seqlen/mean: 3142320.875 printed, 3142321.0 in float32).
+        assert same(result["latest"][key], printed if float32(printed) == event else event), key
+    assert result["latest"]["actor/pg_loss"] == float32(-0.000266974651148999)
+    assert result["latest"]["global_seqlen/mean"] == 3142320.875
+    assert "merging exact values from" in stderr
+
+
+def float32(value: float) -> float:
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+async def test_reading_once_tags_each_value_with_its_source(tmp_path):
+    run = three_decimal_run(tmp_path, "'console', 'file', 'tensorboard'")
+    (run / "proj").mkdir()
+    shutil.copy(JSONL, run / "proj" / "exp.jsonl")
+    shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp")
+    model = RunModel()
+    notes = await read_logger_files(model, str(run), str(run / "grpo.log"))
+    assert len(notes) == 2
+    pg_loss = model.series["actor/pg_loss"]
+    assert [pg_loss.source_at(step) for step in pg_loss.steps] == [Source.JSONL] * 4 + [
+        Source.TENSORBOARD] * 2  # steps 1–4 from the JSONL, 5–6 only in the events
+    assert await read_logger_files(RunModel(), "host:/runs/x", "host:/runs/x/grpo.log") == ()
+
+
+async def until(condition, timeout: float = 5.0) -> None:
+    async def wait():
+        while not condition():
+            await asyncio.sleep(0.01)
+    await asyncio.wait_for(wait(), timeout)
+
+
+async def test_a_followed_jsonl_truncated_by_a_restart_keeps_what_was_merged(tmp_path):
+    path = tmp_path / "exp.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "data": {"a": s * 1.5}}) + "\n" for s in (1, 2, 3)))
+    model = RunModel()
+    feed = JsonlFeed(LocalFile(path, poll_seconds=0.02), model)
+    task = asyncio.create_task(feed.run(follow=True))
+    try:
+        await until(lambda: "a" in model.series and len(model.series["a"]) == 3)
+        # The run restarts from its step-1 checkpoint: verl reopens the file in write mode.
+        path.write_text(json.dumps({"step": 2, "data": {"a": 20.0}}) + "\n")
+        await until(lambda: model.series["a"].value_at(2) == 20.0)
+        assert list(model.series["a"].values) == [1.5, 20.0, 4.5]
+        with open(path, "a") as handle:
+            handle.write(json.dumps({"step": 3, "data": {"a": 30.0}}) + "\n")
+        await until(lambda: model.series["a"].value_at(3) == 30.0)
+    finally:
+        task.cancel()
+
+
+async def test_followed_event_files_bring_new_steps(tmp_path):
+    model = RunModel()
+    changes = []
+    feed = TensorBoardFeed(TensorBoardDir(tmp_path), model, lambda: changes.append(1),
+                           poll_seconds=0.02)
+    task = asyncio.create_task(feed.run(follow=True))
+    writer = EventFileWriter(str(tmp_path))
+    try:
+        for step in (1, 2):
+            event = Event(step=step, wall_time=1.0)
+            event.summary.value.add(tag="critic/score/mean", simple_value=step / 4)
+            writer.add_event(event)
+            writer.flush()
+            await until(lambda: "critic/score/mean" in model.series
+                        and model.series["critic/score/mean"].value_at(step) == step / 4)
+        assert changes and model.series["critic/score/mean"].source_at(2) is Source.TENSORBOARD
+        assert not math.isnan(model.series["critic/score/mean"].value_at(1))
+    finally:
+        task.cancel()
+        writer.close()
