@@ -18,18 +18,22 @@ from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
 from tui.cli.targets import open_target
+from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.sources.base import LogSource, SourceError
 
 if TYPE_CHECKING:
     from tui.ui.app import RlwatchApp
 
 
-def run_dashboard(target: str, log: str | None) -> int:
+def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
+                  on_critical: str | None = None) -> int:
     """The dashboard on a log file or run directory; returns the exit status."""
     try:
+        rules = load_rules(*override_paths(rules_file))
         opened = open_target(target, log)
-        return asyncio.run(_watch(opened.source, note=opened.note))
-    except SourceError as error:
+        return asyncio.run(_watch(opened.source, note=opened.note, rules=rules,
+                                  on_critical=on_critical))
+    except (SourceError, RuleFileError) as error:
         return _unreadable(error)
 
 
@@ -44,12 +48,13 @@ def run_demo(speed: float) -> int:
         return _unreadable(error)
 
 
-async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None) -> int:
+async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None,
+                 rules: list[RuleSpec] | None = None, on_critical: str | None = None) -> int:
     from tui.ui.app import RlwatchApp
 
     try:
         note = await source.connect() or note
-        app = RlwatchApp(source, label=label, note=note)
+        app = RlwatchApp(source, label=label, note=note, rules=rules, on_critical=on_critical)
         _exit_on_hangup(app)
         await app.run_async()
     finally:
@@ -100,6 +105,6 @@ def step_ends(data: bytes) -> list[int]:
     return sorted({record.end for record in records if isinstance(record, StepRecord)})
 
 
-def _unreadable(error: SourceError) -> int:
+def _unreadable(error: SourceError | RuleFileError) -> int:
     print(f"rlwatch: {error}", file=sys.stderr)
     return exit_codes.UNREADABLE

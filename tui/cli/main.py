@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     watch = commands.add_parser("watch", help="open the dashboard on a run (the default command)")
     watch.add_argument("target", metavar="PATH", help="a log file or a run directory")
     _add_log_option(watch)
+    watch.add_argument("--on-critical", metavar="CMD",
+                       help="run CMD (through your shell) with each new critical finding as JSON "
+                            "on stdin, e.g. to page someone or post to Slack")
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
     check.add_argument("target", metavar="PATH", help="a log file or a run directory")
@@ -109,7 +112,7 @@ def _dispatch(argv: list[str] | None) -> int:
         return run_demo(args.speed)
     from tui.cli.dashboard import run_dashboard
 
-    return run_dashboard(args.target, args.log)
+    return run_dashboard(args.target, args.log, args.rules, args.on_critical)
 
 
 if __name__ == "__main__":

@@ -10,32 +10,15 @@ from pathlib import Path
 
 from tui.cli import exit_codes
 from tui.cli.check import loaded_run, unreadable
-from tui.model.run_model import RunModel
 from tui.parsers.records import Sample
 from tui.parsers.rollout_dumps import parse_dump
-from tui.parsers.samples import parse_samples
-from tui.parsers.text import decode
 from tui.report.render import to_html, to_json, to_markdown, to_text
-from tui.report.verdict import SHOWN_SAMPLES, build_report
+from tui.report.samples import printed_samples
+from tui.report.verdict import build_report
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
-from tui.sources.base import LogSource, SourceError
+from tui.sources.base import SourceError
 from tui.sources.dump_dirs import find_dump_dirs
-
-# A printed sample block is a prompt and a response: this much text holds one.
-_SAMPLE_BYTES = 256 * 1024
-
-
-async def printed_samples(model: RunModel, source: LogSource) -> list[Sample]:
-    """The newest printed validation samples, read by byte range from the log."""
-    samples = []
-    for offset in model.sample_offsets[-SHOWN_SAMPLES:]:
-        text = decode(await source.read_range(offset, offset + _SAMPLE_BYTES))
-        found = parse_samples(text, offset)
-        if found:
-            samples.append(found[0])
-    return samples
-
 
 def dumped_samples(run_dir: Path) -> tuple[list[Sample], list[float] | None]:
     """Samples of the last validation dump and scores of the last rollout dump, if the run

@@ -93,7 +93,7 @@ class RuleEngine:
             message = f"{key} = {values[i]:.4g} at step {steps[i]}: {reason}"
             if progress.finding is None:
                 progress.finding = Finding(rule.id, rule.severity, key, None, None, 0, None, "")
-            progress.finding.add_hit(steps[i], values[i], message)
+            progress.finding.add_hit(steps[i], values[i], message, reason)
         progress.done = len(series)
         return progress.finding
 
@@ -126,7 +126,7 @@ def _relation(rule: RuleSpec, model: RunModel) -> list[Finding]:
         if gap > rule.params["max_gap"]:
             finding = finding or Finding(rule.id, rule.severity, val_key, None, None, 0, None, "")
             finding.add_hit(step, gap, f"train reward {reward:.4g} vs validation {val:.4g} at "
-                                       f"step {step}: a {gap:.0%} gap")
+                                       f"step {step}: a {gap:.0%} gap", f"{gap:.0%} below train")
     return [finding] if finding else []
 
 

@@ -27,8 +27,11 @@ class Finding:
     count: int
     value: float | str | None
     message: str
+    # The short why of the latest hit ("above 0.03"), for a panel title.
+    reason: str = ""
 
-    def add_hit(self, step: int | None, value: float | str | None, message: str) -> None:
+    def add_hit(self, step: int | None, value: float | str | None, message: str,
+                reason: str = "") -> None:
         """Fold one more hit into the group."""
         if self.first_step is None or (step is not None and step < self.first_step):
             self.first_step = step
@@ -37,6 +40,7 @@ class Finding:
         self.count += 1
         self.value = value
         self.message = message
+        self.reason = reason
 
     def to_json(self) -> dict:
         """The ``check --json`` form of the finding (a contract)."""

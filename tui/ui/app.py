@@ -11,11 +11,17 @@ import time
 from textual.app import App
 from textual.binding import Binding
 
+from tui.alerts import CriticalAlerts, run_hook
 from tui.feed import Feed
 from tui.model.run_model import RunModel
+from tui.rules.engine import RuleEngine
+from tui.rules.findings import Finding
+from tui.rules.rule_file import RuleSpec, load_rules
 from tui.sources.base import LogSource, Reset, SourceError, Status
 from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.help import HelpScreen
+from tui.ui.screens.report import ReportScreen
 from tui.ui.themes import DEFAULT_THEME, load_themes
 
 # Redraw at most this often: a backfill folds hundreds of chunks a second and
@@ -25,6 +31,9 @@ REDRAW_SECONDS = 0.1
 # on a 100k-step run a redraw costs a few hundred milliseconds, and redrawing
 # back to back would slow the backfill that is still coming in.
 REDRAW_BACKOFF = 4
+# The rules are judged again this often even when no byte arrives: a run that
+# stops writing is exactly the one the stalled rule is for.
+JUDGE_IDLE_SECONDS = 5.0
 
 
 class RlwatchApp(App[None]):
@@ -36,12 +45,22 @@ class RlwatchApp(App[None]):
         Binding("q", "quit", "Quit", tooltip="quit rlwatch (the run itself is not touched)"),
         Binding("question_mark", "help", "Help", key_display="?",
                 tooltip="show the keys and how to read a panel"),
+        Binding("f", "findings", "Findings", tooltip="every finding of the health rules, newest first"),
+        Binding("r", "report", "Report", tooltip="the end-of-run report of this run"),
     ]
 
-    def __init__(self, source: LogSource, *, label: str | None = None, note: str | None = None) -> None:
+    def __init__(self, source: LogSource, *, label: str | None = None, note: str | None = None,
+                 rules: list[RuleSpec] | None = None, on_critical: str | None = None) -> None:
         """``label`` names the run in the header (default: the source's label);
-        ``note`` is shown in the status area at start (which log was chosen)."""
+        ``note`` is shown in the status area at start (which log was chosen);
+        ``rules`` are the health rules (default: the shipped ones); ``on_critical``
+        is a shell command run with each new critical finding as JSON on stdin."""
         super().__init__()
+        self.engine = RuleEngine(rules if rules is not None else load_rules())
+        self.alerts = CriticalAlerts()
+        self.on_critical = on_critical
+        self.findings: list[Finding] = []
+        self._judged_at = 0.0
         self.source = source
         self.model = RunModel(source.label)
         self.feed = Feed(source, self.model, on_change=self._model_changed,
@@ -73,6 +92,7 @@ class RlwatchApp(App[None]):
 
     def _source_event(self, event: Status | Reset) -> None:
         if isinstance(event, Reset):
+            self.alerts.reset()
             self._dirty = True  # the model is empty now; show that before it refills
             self.dashboard.show_status(event.reason, "notice")
         else:
@@ -80,14 +100,51 @@ class RlwatchApp(App[None]):
 
     async def _redraw(self) -> None:
         started = time.monotonic()
-        if not self._dirty or self._drawing or started < self._next_redraw_at:
+        judgement_due = started - self._judged_at > JUDGE_IDLE_SECONDS
+        if (not self._dirty and not judgement_due) or self._drawing or started < self._next_redraw_at:
             return
-        self._dirty, self._drawing = False, True
+        dirty, self._dirty, self._drawing = self._dirty, False, True
         try:
-            await self.dashboard.show_model()
+            if dirty:
+                await self.dashboard.show_model()
+            self._judge()
         finally:
             self._drawing = False
             self._next_redraw_at = time.monotonic() + REDRAW_BACKOFF * (time.monotonic() - started)
+
+    def _judge(self) -> None:
+        """Evaluate the rules, show the result, and announce new critical findings once."""
+        self._judged_at = time.monotonic()
+        self.findings = self.engine.evaluate(self.model, time.time())
+        self.dashboard.show_findings(self.findings)
+        fresh = self.alerts.new(self.findings)
+        if not fresh:
+            return
+        self.bell()  # one BEL: tmux marks the window
+        if self.on_critical:
+            for finding in fresh:
+                self.run_worker(self._hook(self.on_critical, finding), group="on-critical")
+
+    async def _hook(self, command: str, finding: Finding) -> None:
+        problem = await run_hook(command, finding, self.model.log)
+        if problem:
+            self.dashboard.show_status(problem, "error")
+
+    def action_findings(self) -> None:
+        if not isinstance(self.screen, FindingsScreen):
+            self.push_screen(FindingsScreen(self.findings))
+
+    async def action_report(self) -> None:
+        """The same report as ``rlwatch report``, for the run as it stands now."""
+        if isinstance(self.screen, ReportScreen):
+            return
+        from tui.report.render import to_text
+        from tui.report.samples import printed_samples
+        from tui.report.verdict import build_report
+
+        samples = await printed_samples(self.model, self.source)
+        report = build_report(self.model, self.findings, samples, target=None)
+        self.push_screen(ReportScreen(to_text(report)))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

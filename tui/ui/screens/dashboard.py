@@ -10,6 +10,8 @@ from textual.widgets import Footer
 
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
+from tui.rules.findings import Finding
+from tui.ui.health import active_on, run_state
 from tui.ui.widgets.metric_grid import MetricGrid
 from tui.ui.widgets.metric_panel import MetricPanel
 from tui.ui.widgets.run_header import RunHeader, StatusKind
@@ -42,6 +44,12 @@ class DashboardScreen(Screen):
             panel.show(self.model)
             await asyncio.sleep(0)
         self.header.show(self.model)
+
+    def show_findings(self, findings: list[Finding]) -> None:
+        """Colour each panel by the findings active on its metric; the header gets the verdict."""
+        for panel in self.grid.query(MetricPanel):
+            panel.show_health(active_on(findings, panel.key, panel.series))
+        self.header.show_health(*run_state(findings))
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Put a source event in the header's status area."""

@@ -17,7 +17,9 @@ from textual.widgets import Sparkline
 from tui.model.aliases import Concept
 from tui.model.run_model import RunModel
 from tui.model.series import Series
+from tui.rules.findings import CRITICAL, WARNING, Finding
 from tui.ui.format import format_delta, format_number
+from tui.ui.health import STATE_MARK
 
 
 class PanelStats(Widget):
@@ -87,6 +89,14 @@ class MetricPanel(Widget):
     MetricPanel.-empty > Sparkline {
         display: none;
     }
+    MetricPanel.-warning {
+        border: round $warning;
+        border-title-color: $warning;
+    }
+    MetricPanel.-critical {
+        border: heavy $error;
+        border-title-color: $error;
+    }
     """
 
     def __init__(self, concept: Concept, *, id: str | None = None) -> None:
@@ -100,6 +110,7 @@ class MetricPanel(Widget):
         # again because only the progress bar moved.
         self._drawn: tuple | None = None
         self.border_title = Content(concept.title)
+        self.state: str | None = None
 
     def compose(self) -> ComposeResult:
         yield PanelStats()
@@ -131,6 +142,28 @@ class MetricPanel(Widget):
         stats.low_high = (None if bounds is None
                           else (format_number(bounds[0]), format_number(bounds[1])))
         self._draw_sparkline()
+
+    @property
+    def series(self) -> Series | None:
+        """The series the panel last drew."""
+        return self._series
+
+    def show_health(self, findings: list[Finding]) -> None:
+        """Colour the panel and name the broken rule and number in its title.
+
+        ``findings`` are the ones active on this panel's metric now (worst first).
+        """
+        worst = findings[0] if findings else None
+        state = worst.severity if worst else None
+        self.state = state
+        self.set_class(state == WARNING, "-warning")
+        self.set_class(state == CRITICAL, "-critical")
+        if worst is None:
+            self.border_title = Content(self.concept.title)
+            return
+        rule = f"{worst.rule}: {worst.reason}" if worst.reason else worst.rule
+        self.border_title = Content.assemble(self.concept.title, "  ", (STATE_MARK[state], "bold"),
+                                             " ", rule)
 
     @staticmethod
     def _subtitle(key: str | None, step: int, last_step: int | None) -> Content:

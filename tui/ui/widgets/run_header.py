@@ -18,7 +18,9 @@ from textual.widget import Widget
 
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
+from tui.rules.findings import CRITICAL, WARNING
 from tui.ui.format import format_duration, format_number
+from tui.ui.health import STATE_MARK
 
 StatusKind = Literal["ok", "notice", "error"]
 """ok: a healthy state (connected); notice: something to know (the log was
@@ -30,6 +32,9 @@ _STATUS_STYLE: dict[StatusKind, tuple[str, str]] = {
     "notice": ("↻", "$warning"),
     "error": ("✗", "$error"),
 }
+
+
+_HEALTH_STYLE = {CRITICAL: "$error", WARNING: "$warning", None: "$success"}
 
 
 @dataclass(slots=True)
@@ -89,6 +94,7 @@ class RunHeader(Widget):
         self.clock = clock
         self.facts = RunFacts()
         self.status: tuple[str, StatusKind] | None = None
+        self.health: tuple[str | None, str] | None = None
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)
@@ -96,6 +102,11 @@ class RunHeader(Widget):
     def show(self, model: RunModel) -> None:
         """Take the model's latest numbers."""
         self.facts = read_facts(model)
+        self.refresh()
+
+    def show_health(self, severity: str | None, text: str) -> None:
+        """The rules' verdict on the whole run (worst severity and a few words)."""
+        self.health = (severity, text)
         self.refresh()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
@@ -136,6 +147,10 @@ class RunHeader(Widget):
         if facts.last_step_at is not None:
             ago = max(0.0, self.clock() - facts.last_step_at)
             parts.append(_field("last step", format_duration(ago) + " ago"))
+        if self.health is not None:
+            severity, text = self.health
+            style = _HEALTH_STYLE[severity]
+            parts.append(Content.assemble((STATE_MARK[severity], f"bold {style}"), " ", (text, style)))
         return Content("  ").join(parts)
 
 

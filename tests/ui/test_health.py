@@ -1,0 +1,75 @@
+"""The health rules in the dashboard: panel states, the header verdict, the findings and report
+screens, the bell and the --on-critical hook — the real app on real log files."""
+
+from __future__ import annotations
+
+import json
+
+from textual.widgets import DataTable
+
+from tests.ui.test_dashboard import header_text, panel, step_lines, text_of, wait_for
+from tui.sources.local_file import LocalFile
+from tui.ui.app import RlwatchApp
+from tui.ui.screens.findings import FindingsScreen
+from tui.ui.screens.report import ReportScreen
+
+
+class RecordingApp(RlwatchApp):
+    """The real app, counting the bells it rings (a BEL is invisible to the pilot)."""
+
+    bells = 0
+
+    def bell(self) -> None:
+        self.bells += 1
+
+
+def healthy_then_nan(tmp_path):
+    """032's first 30 real step lines (entropy below 0.1 later, KL above 0.03), then a nan loss."""
+    lines = step_lines(30)
+    nan_line = lines[-1].replace(b"step:30 ", b"step:31 ", 1)
+    nan_line = nan_line.replace(b"actor/pg_loss:", b"actor/pg_loss:nan - was/pg_loss:", 1)
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(lines))
+    return log, nan_line
+
+
+async def test_panels_show_state_and_the_broken_rule_and_a_critical_rings_once(tmp_path):
+    log, nan_line = healthy_then_nan(tmp_path)
+    hook_out = tmp_path / "hook.json"
+    app = RecordingApp(LocalFile(log, poll_seconds=0.05), on_critical=f"cat >> {hook_out}")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: panel(app, "kl").state == "warning", "the KL warning")
+        assert "▲ WARN kl-high: above 0.03" in text_of(panel(app, "kl"))
+        assert panel(app, "kl").has_class("-warning")
+        assert app.bells == 0 and "warning" in header_text(app)
+        with open(log, "ab") as handle:
+            handle.write(nan_line)
+        await wait_for(pilot, lambda: panel(app, "pg_loss").state == "critical", "the nan critical")
+        assert "✖ CRIT loss-nan" in text_of(panel(app, "pg_loss"))
+        assert "critical: loss-nan" in header_text(app)
+        await wait_for(pilot, lambda: hook_out.exists() and hook_out.read_text().strip(), "the hook")
+        assert app.bells == 1
+        sent = json.loads(hook_out.read_text().splitlines()[0])
+        assert sent["rule"] == "loss-nan" and sent["metric"] == "actor/pg_loss" and sent["value"] == "nan"
+        app._judge()  # judged again: the same finding does not ring again
+        assert app.bells == 1
+
+
+async def test_findings_and_report_screens_by_keys(tmp_path):
+    log, nan_line = healthy_then_nan(tmp_path)
+    log.write_bytes(log.read_bytes() + nan_line)
+    app = RecordingApp(LocalFile(log, poll_seconds=0.05))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.findings, "findings")
+        await pilot.press("f")
+        assert isinstance(app.screen, FindingsScreen)
+        table = app.screen.query_one(DataTable)
+        rules = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert "loss-nan" in rules and "kl-high" in rules
+        assert str(table.get_row_at(0)[0]).startswith("✖")  # newest first: the nan at step 31
+        await pilot.press("escape")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen), "the report")
+        assert "Stability" in app.screen.text and "policy loss mean" in app.screen.text
+        await pilot.press("escape")
+        assert app.screen is app.dashboard
