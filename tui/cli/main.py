@@ -20,14 +20,17 @@ Watch a verl (PPO/GRPO) training run from the terminal.
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
   rlwatch report PATH        the end-of-run verdict (-o report.md / report.html, --json)
+  rlwatch export PATH --tensorboard DIR
+                             write the run's metrics as TensorBoard event files
   rlwatch rules              print the active health rules
 """
 
 
-def _add_log_option(parser: argparse.ArgumentParser) -> None:
+def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None:
     parser.add_argument("--log", metavar="FILE",
                         help="the log file to read (default: found in the run directory)")
-    _add_rules_option(parser)
+    if rules:
+        _add_rules_option(parser)
 
 
 def _add_rules_option(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true", help="print the numbers as JSON")
     _add_log_option(report)
 
+    export = commands.add_parser("export", help="write a run's metrics as TensorBoard event files")
+    export.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    export.add_argument("--tensorboard", metavar="DIR", required=True,
+                        help="a new directory for the event files (tensorboard --logdir DIR)")
+    _add_log_option(export, rules=False)
+
     rules = commands.add_parser("rules", help="print the active health rules and their numbers")
     _add_rules_option(rules)
     return parser
@@ -87,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    known = {"watch", "check", "demo", "rules", "report"}
+    known = {"watch", "check", "demo", "rules", "report", "export"}
     if args_list and args_list[0] not in known and not args_list[0].startswith("-"):
         args_list.insert(0, "watch")  # ``rlwatch PATH`` means ``rlwatch watch PATH``
     args = parser.parse_args(args_list)
@@ -102,6 +111,10 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.report_command import run_report
 
         return run_report(args.target, args.log, args.goal, args.output, args.json, args.rules)
+    if args.command == "export":
+        from tui.cli.export import run_export
+
+        return run_export(args.target, args.log, args.tensorboard)
     if args.command == "rules":
         from tui.cli.rules_command import run_rules
 

@@ -1,0 +1,108 @@
+"""``rlwatch export``: real runs round-trip through TensorBoard event files, value for value."""
+
+import asyncio
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tensorboard import context
+from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+
+from tests.corpus import verl_log
+from tui.cli.check import load
+from tui.cli.export import run_export
+from tui.model.run_model import RunModel
+from tui.sources.tensorboard_events import TensorBoardDir
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def bits(value: float) -> bytes:
+    """Equality that holds for NaN too."""
+    return struct.pack("d", value)
+
+
+def parsed(target: Path) -> RunModel:
+    return asyncio.run(load(str(target), None))
+
+
+def read_back(directory: Path) -> dict[str, dict[int, float]]:
+    out: dict[str, dict[int, float]] = {}
+    reader, more = TensorBoardDir(directory), True
+    while more:
+        records, more = reader.poll()
+        for record in records:
+            for key, value in record.metrics.items():
+                out.setdefault(key, {})[record.step] = value
+    return out
+
+
+def as_dicts(model: RunModel) -> dict[str, dict[int, bytes]]:
+    return {key: {step: bits(value) for step, value in zip(series.steps, series.values)}
+            for key, series in model.series.items()}
+
+
+# 3-decimal v0.2, v0.1 with ANSI, np.float64 full repr, NaN values, TRL's dict lines, wrapped lines
+@pytest.mark.parametrize("prefix", ["032", "030", "047", "036", "013", "048"])
+def test_every_parsed_value_reads_back_exactly(prefix, tmp_path):
+    out = tmp_path / "tb"
+    assert run_export(str(verl_log(prefix)), None, str(out)) == 0
+    back = read_back(out)
+    assert {k: {s: bits(v) for s, v in steps.items()} for k, steps in back.items()} == as_dicts(
+        parsed(verl_log(prefix)))
+
+
+def test_tensorboard_itself_shows_every_key_as_a_scalar_with_every_point(tmp_path):
+    out = tmp_path / "tb"
+    run_export(str(verl_log("032")), None, str(out))
+    multiplexer = plugin_event_multiplexer.EventMultiplexer(tensor_size_guidance={"scalars": 0})
+    multiplexer.AddRunsFromDirectory(str(out))
+    multiplexer.Reload()
+    provider = data_provider.MultiplexerDataProvider(multiplexer, str(out))
+    shown = provider.read_scalars(context.RequestContext(), experiment_id="", plugin_name="scalars",
+                                  downsample=10**9)
+    assert list(shown) == ["."]
+    model = parsed(verl_log("032"))
+    assert {tag: {d.step: bits(d.value) for d in data} for tag, data in shown["."].items()} == as_dicts(
+        model)
+    assert len(shown["."]["actor/pg_loss"]) == 1119  # verl's steps, not a 1,000-point sample
+
+
+def test_a_run_with_a_file_logger_exports_the_exact_values(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "grpo.log").write_text(
+        "'experiment_name': 'exp',\n'logger': ['console', 'file'],\n'project_name': 'proj',\n"
+        "step:4 - actor/pg_loss:-0.000 - timing_s/gen_max:0.500\n")
+    (run / "proj").mkdir()
+    shutil.copy(FIXTURES / "jsonl" / "v0.6_json_dumps.jsonl", run / "proj" / "exp.jsonl")
+    assert run_export(str(run), None, str(tmp_path / "tb")) == 0
+    back = read_back(tmp_path / "tb")
+    assert back["actor/pg_loss"][4] == -0.000266974651148999
+    assert back["timing_s/gen_max"][4] == 0.5  # only the console had it
+
+
+def test_refusals_say_why(tmp_path, capsys):
+    out = tmp_path / "tb"
+    assert run_export(str(verl_log("036")), None, str(out)) == 0
+    assert run_export(str(verl_log("036")), None, str(out)) == 1
+    assert "already holds event files" in capsys.readouterr().err
+    assert run_export(str(tmp_path / "missing.log"), None, str(tmp_path / "a")) == 3
+    (tmp_path / "a_file").write_text("")
+    assert run_export(str(verl_log("036")), None, str(tmp_path / "a_file")) == 1
+    assert "cannot write" in capsys.readouterr().err
+    chatter = tmp_path / "chatter.log"
+    chatter.write_text("hello\nworld\n")
+    assert run_export(str(chatter), None, str(tmp_path / "b")) == 3
+    assert "no metrics to export" in capsys.readouterr().err
+
+
+def test_the_command_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tui", "export", str(verl_log("036")),
+                           "--tensorboard", str(tmp_path / "tb")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "tensorboard --logdir" in done.stdout and (tmp_path / "tb").is_dir()
