@@ -51,6 +51,10 @@ def test_a_null_nan_does_not_hide_which_infinity_it_was():
     assert replaces(math.nan, JSONL, 0.5, CONSOLE)
 
 
+def test_sources_are_named_for_the_step_detail():
+    assert [s.label for s in Source] == ["console log", "TensorBoard events", "file logger (JSONL)"]
+
+
 def test_the_same_source_again_is_a_re_done_step_and_wins():
     for source in Source:
         assert replaces(1.0, source, 2.0, source)

@@ -21,7 +21,6 @@ from tui.sources.tensorboard_events import (
     EventFileReader,
     EventMirror,
     TensorBoardDir,
-    event_directories,
     event_files,
 )
 
@@ -216,14 +215,6 @@ def test_the_mirror_refuses_gaps_overlaps_and_paths(tmp_path):
     for name in ("../events.out.tfevents.1.host", "sub/events.out.tfevents.1", "grpo.log", ".."):
         with pytest.raises(ValueError):
             mirror.append(name, 0, b"x")
-
-
-def test_run_directories_are_found_below_tensorboard_log(tmp_path):
-    for experiment in ("proj/exp_a", "proj/exp_b"):
-        writer = EventFileWriter(str(tmp_path / "tensorboard_log" / experiment))
-        writer.close()
-    assert event_directories(tmp_path / "tensorboard_log") == [
-        tmp_path / "tensorboard_log/proj/exp_a", tmp_path / "tensorboard_log/proj/exp_b"]
 
 
 def test_importing_the_reader_does_not_import_tensorboard():

@@ -51,18 +51,6 @@ def event_files(directory: Path) -> list[Path]:
     return sorted((directory / name for name in names if is_event_file(name)), key=_started)
 
 
-def event_directories(root: Path, max_depth: int = 3) -> list[Path]:
-    """Directories at or below ``root`` holding event files, e.g. ``<project>/<experiment>``."""
-    found = []
-    base_depth = len(root.parts)
-    for folder, dirs, files in os.walk(root, onerror=lambda _error: None):
-        if len(Path(folder).parts) - base_depth >= max_depth:
-            dirs[:] = []
-        if any(is_event_file(name) for name in files):
-            found.append(Path(folder))
-    return sorted(found)
-
-
 class EventFileReader:
     """One event file, read from where the last read stopped.
 
@@ -171,11 +159,6 @@ class TensorBoardDir:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._readers: dict[Path, EventFileReader] = {}
-
-    @property
-    def readers(self) -> list[EventFileReader]:
-        """One reader per event file seen so far, oldest first."""
-        return list(self._readers.values())
 
     def poll(self, limit: int = BATCH_EVENTS) -> tuple[list[StepRecord], bool]:
         """Step records from up to ``limit`` new events, and whether more may be waiting.
