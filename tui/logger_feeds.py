@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
+from tui.parsers.records import StepRecord
 from tui.parsers.verl_jsonl import JsonlScanner
 from tui.sources.base import Data, LogSource, Reset, SourceError
 from tui.sources.local_file import LocalFile
@@ -52,7 +53,7 @@ class JsonlFeed:
         if not follow:
             self._fold(self.scanner.finish())
 
-    def _fold(self, records: list) -> None:
+    def _fold(self, records: list[StepRecord]) -> None:
         if self.model.apply(records, self.clock(), Source.JSONL) and self.on_change is not None:
             self.on_change()
 
