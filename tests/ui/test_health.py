@@ -73,3 +73,23 @@ async def test_findings_and_report_screens_by_keys(tmp_path):
         assert "Stability" in app.screen.text and "policy loss mean" in app.screen.text
         await pilot.press("escape")
         assert app.screen is app.dashboard
+
+
+async def test_the_file_loggers_exact_values_reach_the_panels(tmp_path):
+    """A run that also logged to verl's file logger: the dashboard merges its JSONL."""
+    from tests.corpus import REPO
+    from tests.ui.test_dashboard import open_app
+    from tui.model.merge import Source
+
+    jsonl = tmp_path / "proj" / "exp.jsonl"
+    jsonl.parent.mkdir()
+    jsonl.write_bytes((REPO / "tests/fixtures/jsonl/v0.7.1_orjson.jsonl").read_bytes())
+    log = tmp_path / "train.log"
+    log.write_bytes(f"Creating file logger at {jsonl}\n".encode()
+                    + b"step:4 - actor/entropy:0.5 - critic/score/mean:0.1\n")
+    app = open_app(log)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.model.series.get("actor/entropy") is not None
+                       and app.model.series["actor/entropy"].source_at(4) == Source.JSONL,
+                       "the JSONL value of step 4")
+        assert app.model.series["actor/entropy"].value_at(4) != 0.5  # the file logger's exact value

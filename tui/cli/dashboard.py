@@ -31,8 +31,10 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
     try:
         rules = load_rules(*override_paths(rules_file))
         opened = open_target(target, log)
+        run_dir = Path(target).expanduser()
         return asyncio.run(_watch(opened.source, note=opened.note, rules=rules,
-                                  on_critical=on_critical))
+                                  on_critical=on_critical,
+                                  run_dir=run_dir if run_dir.is_dir() else None))
     except (SourceError, RuleFileError) as error:
         return _unreadable(error)
 
@@ -49,12 +51,14 @@ def run_demo(speed: float) -> int:
 
 
 async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None,
-                 rules: list[RuleSpec] | None = None, on_critical: str | None = None) -> int:
+                 rules: list[RuleSpec] | None = None, on_critical: str | None = None,
+                 run_dir: Path | None = None) -> int:
     from tui.ui.app import RlwatchApp
 
     try:
         note = await source.connect() or note
-        app = RlwatchApp(source, label=label, note=note, rules=rules, on_critical=on_critical)
+        app = RlwatchApp(source, label=label, note=note, rules=rules, on_critical=on_critical,
+                         run_dir=run_dir)
         _exit_on_hangup(app)
         await app.run_async()
     finally:

@@ -7,6 +7,7 @@ the source to the model and decides when to redraw.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
@@ -18,6 +19,7 @@ from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
 from tui.sources.base import LogSource, Reset, SourceError, Status
+from tui.sources.local_file import LocalFile
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.help import HelpScreen
@@ -50,17 +52,21 @@ class RlwatchApp(App[None]):
     ]
 
     def __init__(self, source: LogSource, *, label: str | None = None, note: str | None = None,
-                 rules: list[RuleSpec] | None = None, on_critical: str | None = None) -> None:
+                 rules: list[RuleSpec] | None = None, on_critical: str | None = None,
+                 run_dir: Path | None = None) -> None:
         """``label`` names the run in the header (default: the source's label);
         ``note`` is shown in the status area at start (which log was chosen);
         ``rules`` are the health rules (default: the shipped ones); ``on_critical``
-        is a shell command run with each new critical finding as JSON on stdin."""
+        is a shell command run with each new critical finding as JSON on stdin;
+        ``run_dir`` is the run directory the user named, where the file logger's
+        JSONL and TensorBoard events may lie beside the console log."""
         super().__init__()
         self.engine = RuleEngine(rules if rules is not None else load_rules())
         self.alerts = CriticalAlerts()
         self.on_critical = on_critical
         self.findings: list[Finding] = []
         self._judged_at = 0.0
+        self.run_dir = run_dir
         self.source = source
         self.model = RunModel(source.label)
         self.feed = Feed(source, self.model, on_change=self._model_changed,
@@ -80,10 +86,29 @@ class RlwatchApp(App[None]):
             self.dashboard.show_status(self.note)
         self.set_interval(REDRAW_SECONDS, self._redraw)
         self.run_worker(self._follow(), name="feed", group="feed")
+        self._follow_logger_files()
 
     async def _follow(self) -> None:
         try:
             await self.feed.run(follow=True)
+        except SourceError as error:
+            self.dashboard.show_status(str(error), "error")
+
+    def _follow_logger_files(self) -> None:
+        """Merge the run's JSONL and TensorBoard values too, where the log points at them."""
+        if not isinstance(self.source, LocalFile):
+            return  # remote logger files: not read yet
+        from tui.logger_feeds import logger_feeds
+
+        feeds, notes = logger_feeds(self.source.path, self.run_dir, self.model, self._model_changed)
+        for note in notes:
+            self.dashboard.show_status(note, "notice")
+        for feed in feeds:
+            self.run_worker(self._follow_logger(feed), group="logger-files")
+
+    async def _follow_logger(self, feed) -> None:
+        try:
+            await feed.run(follow=True)
         except SourceError as error:
             self.dashboard.show_status(str(error), "error")
 
