@@ -45,3 +45,25 @@ def test_downsampling_keeps_a_one_step_spike_in_either_direction():
 def test_short_series_are_drawn_whole():
     assert build([(1, 1.0), (2, math.nan), (3, 3.0)]).downsample(10) == [1.0, 3.0]
     assert Series().downsample(10) == []
+
+
+def test_range_and_drawing_stay_right_through_rewrites():
+    series = build([(s, 1.0) for s in range(1, 5001)])
+    assert series.finite_range() == (1.0, 1.0)
+    series.set(2500, 7.0)  # a re-printed step: history changed
+    assert series.finite_range() == (1.0, 7.0) and max(series.downsample(30)) == 7.0
+    series.set(2500, 1.0)
+    assert series.finite_range() == (1.0, 1.0) and max(series.downsample(30)) == 1.0
+
+
+def test_block_summaries_draw_the_same_extremes_as_the_points():
+    import random
+
+    rng = random.Random(3)
+    values = [rng.gauss(0, 1) for _ in range(100_000)]
+    values[77_777] = 40.0
+    values[123] = math.nan
+    series = build(enumerate(values))
+    drawn = series.downsample(120)
+    assert len(drawn) == 120 and max(drawn) == 40.0
+    assert min(drawn) == min(v for v in values if math.isfinite(v))

@@ -98,8 +98,7 @@ class TaggedSeries(Series):
         if steps and step <= steps[-1]:
             return self._offer_earlier(step, value, source)
         # A new last step, the case of nearly every value: no search, no rule.
-        steps.append(step)
-        self.values.append(value)
+        self._append(step, value)
         if self._sources is not None:
             self._sources.append(source)
         elif source:  # not the console (0): the first value from elsewhere
@@ -132,8 +131,7 @@ class TaggedSeries(Series):
             return False
         # Series.set's own overwrite, without a second search: this runs for
         # every value when a whole JSONL is merged over a whole console log.
-        self.values[at] = value
-        self.rewrites += 1
+        self._overwrite(at, value)
         if sources is not None:
             sources[at] = source
         elif source:

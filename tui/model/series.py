@@ -13,11 +13,15 @@ import math
 from array import array
 from bisect import bisect_left
 
+# Points per block summary (see Series._block_lo).
+BLOCK = 64
+
 
 class Series:
     """Values of one metric keyed by step, ascending."""
 
-    __slots__ = ("steps", "values", "rewrites", "_range", "_drawn")
+    __slots__ = ("steps", "values", "rewrites", "_range", "_drawn", "_block_lo", "_block_hi",
+                 "_stale", "_sum", "_count")
 
     def __init__(self) -> None:
         self.steps = array("q")
@@ -30,6 +34,18 @@ class Series:
         self._range: tuple[float, float] | None = None
         # The last downsample, keyed by (points, rewrites, buckets).
         self._drawn: tuple[tuple[int, int, int], list[float]] | None = None
+        # Finite min and max of every BLOCK consecutive points (nan: none finite),
+        # kept on append: drawing 100k points then reads 3k numbers, not 100k.
+        self._block_lo = array("d")
+        self._block_hi = array("d")
+        # Set when a point other than a new last one changed: the range and
+        # the block summaries are rebuilt on their next use, not on every write
+        # (merging a whole JSONL over a whole console log rewrites every point).
+        self._stale = False
+        # Sum and count of the finite values: their mean is the "middle" a
+        # drawn point strays from (see downsample).
+        self._sum = 0.0
+        self._count = 0
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -38,20 +54,60 @@ class Series:
         """Record ``value`` at ``step``, replacing an earlier value for that step."""
         steps = self.steps
         if not steps or step > steps[-1]:
-            steps.append(step)
-            self.values.append(value)
-            if math.isfinite(value):
-                low, high = self._range or (value, value)
-                self._range = (min(low, value), max(high, value))
+            self._append(step, value)
             return
         at = bisect_left(steps, step)
-        self.rewrites += 1
-        self._range = self._scan_range()
         if at < len(steps) and steps[at] == step:
-            self.values[at] = value
+            self._overwrite(at, value)
         else:
             steps.insert(at, step)
             self.values.insert(at, value)
+            self._history_changed()
+
+    def _append(self, step: int, value: float) -> None:
+        """A new last point: keep the range and block summaries current in O(1)."""
+        self.steps.append(step)
+        self.values.append(value)
+        if self._stale:
+            return
+        if math.isfinite(value):
+            low, high = self._range or (value, value)
+            self._range = (min(low, value), max(high, value))
+            self._sum += value
+            self._count += 1
+        self._summarise(len(self.steps) - 1, value)
+
+    def _overwrite(self, at: int, value: float) -> None:
+        """Replace the value at index ``at`` (a re-printed or more exact value)."""
+        self.values[at] = value
+        self._history_changed()
+
+    def _history_changed(self) -> None:
+        self.rewrites += 1
+        self._stale = True
+
+    def _refresh(self) -> None:
+        """Rebuild the range and block summaries after history changed."""
+        if not self._stale:
+            return
+        self._stale = False
+        self._range = self._scan_range()
+        finite = [v for v in self.values if math.isfinite(v)]
+        self._sum, self._count = math.fsum(finite), len(finite)
+        self._block_lo, self._block_hi = array("d"), array("d")
+        for index, value in enumerate(self.values):
+            self._summarise(index, value)
+
+    def _summarise(self, index: int, value: float) -> None:
+        """Fold the point at ``index`` into its block's min and max."""
+        block = index // BLOCK
+        if block == len(self._block_lo):
+            self._block_lo.append(math.nan)
+            self._block_hi.append(math.nan)
+        if math.isfinite(value):
+            low, high = self._block_lo[block], self._block_hi[block]
+            self._block_lo[block] = value if not low <= value else low  # nan-aware min
+            self._block_hi[block] = value if not high >= value else high
 
     def last(self) -> tuple[int, float] | None:
         """(step, value) of the newest point."""
@@ -74,6 +130,7 @@ class Series:
 
     def finite_range(self) -> tuple[float, float] | None:
         """(min, max) over the finite values."""
+        self._refresh()
         return self._range
 
     def _scan_range(self) -> tuple[float, float] | None:
@@ -84,7 +141,7 @@ class Series:
         """At most ``buckets`` values for drawing, keeping every spike.
 
         Each bucket contributes the value that strays furthest from the
-        series' overall middle, so a one-step spike up *or* down survives
+        series' mean, so a one-step spike up *or* down survives
         any amount of shrinking (TensorBoard's random sampling loses them).
         Non-finite values are left out: the rules report those.
         """
@@ -96,16 +153,33 @@ class Series:
         return drawn
 
     def _downsample(self, buckets: int) -> list[float]:
+        self._refresh()
+        if buckets > 0 and self._range is not None and len(self.values) // BLOCK >= 2 * buckets:
+            return self._downsample_blocks(buckets)
         values = [v for v in self.values if math.isfinite(v)]
         if buckets <= 0 or not values:
             return []
         if len(values) <= buckets:
             return values
-        low, high = min(values), max(values)
-        middle = (low + high) / 2
+        middle = math.fsum(values) / len(values)
         size = len(values) / buckets
         out = []
         for index in range(buckets):
             chunk = values[int(index * size): int((index + 1) * size)] or [values[-1]]
             out.append(max(chunk, key=lambda v: abs(v - middle)))
+        return out
+
+    def _downsample_blocks(self, buckets: int) -> list[float]:
+        """Downsample from the block summaries: each bucket takes the block min or max
+        that strays furthest from the series' mean, so no spike is lost either."""
+        middle = self._sum / self._count
+        count = len(self._block_lo)
+        size = count / buckets
+        out = []
+        for index in range(buckets):
+            start, stop = int(index * size), int((index + 1) * size)
+            candidates = [v for v in (*self._block_lo[start:stop], *self._block_hi[start:stop])
+                          if math.isfinite(v)]
+            if candidates:
+                out.append(max(candidates, key=lambda v: abs(v - middle)))
         return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import time
 from dataclasses import dataclass
 from statistics import median
 
@@ -52,16 +53,26 @@ class RuleEngine:
     def __init__(self, rules: list[RuleSpec]) -> None:
         self.rules = [rule for rule in rules if rule.enabled]
         self._progress: dict[tuple[str, str], _Progress] = {}
+        # True when the last evaluate ran out of its time budget before judging
+        # every point: call again (the work done so far is kept).
+        self.behind = False
 
-    def evaluate(self, model: RunModel, now: float) -> list[Finding]:
-        """All current findings, critical first, then by rule order."""
+    def evaluate(self, model: RunModel, now: float, budget_s: float | None = None) -> list[Finding]:
+        """All current findings, critical first, then by rule order.
+
+        With ``budget_s``, series judgement stops once that much time has gone
+        and ``behind`` says so: the dashboard judges a freshly loaded 100k-step
+        run over several redraws instead of freezing for seconds.
+        """
+        deadline = None if budget_s is None else time.monotonic() + budget_s
+        self.behind = False
         findings: list[Finding] = []
         for rule in self.rules:
             if rule.kind in POINT_CHECKS:
                 keys = (matching_keys(rule.metrics, model.series) if rule.kind == "nonfinite"
                         else [k for k in [first_key(rule.metrics, model.series)] if k])
                 for key in keys:
-                    finding = self._judge_series(rule, key, model)
+                    finding = self._judge_series(rule, key, model, deadline)
                     if finding is not None:
                         findings.append(finding)
             elif rule.kind == "relation":
@@ -73,7 +84,8 @@ class RuleEngine:
         findings.sort(key=lambda f: f.severity != "critical")
         return findings
 
-    def _judge_series(self, rule: RuleSpec, key: str, model: RunModel) -> Finding | None:
+    def _judge_series(self, rule: RuleSpec, key: str, model: RunModel,
+                      deadline: float | None) -> Finding | None:
         series = model.series[key]
         progress = self._progress.get((rule.id, key))
         if (progress is None or progress.series is not series or progress.rewrites != series.rewrites
@@ -85,7 +97,12 @@ class RuleEngine:
         values, steps = series.values, series.steps
         # A stuck window must be stuck in its companions too, over the whole window.
         span = rule.params.get("steps", 1) if rule.kind == "stuck" else 1
-        for i in range(max(progress.done, rule.warmup), len(series)):
+        end = len(series)
+        for i in range(max(progress.done, rule.warmup), end):
+            if deadline is not None and i % 512 == 0 and time.monotonic() > deadline:
+                self.behind = True
+                end = i
+                break
             reason = check(values, i, rule.params)
             if reason is None or not all(_companions_agree(companions, steps[j])
                                          for j in range(max(0, i + 1 - span), i + 1)):
@@ -94,7 +111,7 @@ class RuleEngine:
             if progress.finding is None:
                 progress.finding = Finding(rule.id, rule.severity, key, None, None, 0, None, "")
             progress.finding.add_hit(steps[i], values[i], message, reason)
-        progress.done = len(series)
+        progress.done = max(progress.done, end)
         return progress.finding
 
 

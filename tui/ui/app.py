@@ -20,10 +20,14 @@ from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
 from tui.sources.base import LogSource, Reset, SourceError, Status
 from tui.sources.local_file import LocalFile
+from tui.ui.commands import RunCommands
+from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.report import ReportScreen
+from tui.ui.screens.step_detail import StepDetailScreen
+from tui.ui.screens.steps import StepsScreen
 from tui.ui.themes import DEFAULT_THEME, load_themes
 
 # Redraw at most this often: a backfill folds hundreds of chunks a second and
@@ -36,17 +40,21 @@ REDRAW_BACKOFF = 4
 # The rules are judged again this often even when no byte arrives: a run that
 # stops writing is exactly the one the stalled rule is for.
 JUDGE_IDLE_SECONDS = 5.0
+# At most this long judging per redraw, so keys stay responsive while a
+# 100k-step backfill is judged over a few seconds.
+JUDGE_BUDGET_SECONDS = 0.03
 
 
 class RlwatchApp(App[None]):
     """The dashboard on one log source (already connected by the caller)."""
 
     TITLE = "rlwatch"
-    ENABLE_COMMAND_PALETTE = False
+    COMMANDS = App.COMMANDS | {RunCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="quit rlwatch (the run itself is not touched)"),
         Binding("question_mark", "help", "Help", key_display="?",
-                tooltip="show the keys and how to read a panel"),
+                tooltip="show the keys of this screen"),
+        Binding("s", "steps", "Steps", tooltip="every step, newest first; enter opens one"),
         Binding("f", "findings", "Findings", tooltip="every finding of the health rules, newest first"),
         Binding("r", "report", "Report", tooltip="the end-of-run report of this run"),
     ]
@@ -139,8 +147,9 @@ class RlwatchApp(App[None]):
 
     def _judge(self) -> None:
         """Evaluate the rules, show the result, and announce new critical findings once."""
-        self._judged_at = time.monotonic()
-        self.findings = self.engine.evaluate(self.model, time.time())
+        self.findings = self.engine.evaluate(self.model, time.time(), JUDGE_BUDGET_SECONDS)
+        # Still judging a big backfill: come back on the next tick, not in 5 s.
+        self._judged_at = 0.0 if self.engine.behind else time.monotonic()
         self.dashboard.show_findings(self.findings)
         fresh = self.alerts.new(self.findings)
         if not fresh:
@@ -172,5 +181,24 @@ class RlwatchApp(App[None]):
         self.push_screen(ReportScreen(to_text(report)))
 
     def action_help(self) -> None:
+        """Every key the current screen answers to (its own, its focused widget's, the app's)."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.BINDINGS))
+            bindings = [active.binding for active in self.screen.active_bindings.values()]
+            self.push_screen(HelpScreen(bindings, getattr(self.screen, "GUIDE", None)))
+
+    def action_steps(self) -> None:
+        if not isinstance(self.screen, StepsScreen):
+            self.push_screen(StepsScreen())
+
+    def action_dashboard(self) -> None:
+        """Back to the dashboard from any depth."""
+        while len(self.screen_stack) > 1 and self.screen is not self.dashboard:
+            self.pop_screen()
+
+    def open_step(self, step: int) -> None:
+        """The detail of ``step``."""
+        self.push_screen(StepDetailScreen(step))
+
+    def open_chart(self, key: str, step: int | None = None) -> None:
+        """``key`` charted over the whole run, the cursor on ``step`` (default: the newest)."""
+        self.push_screen(ChartScreen(key, step))

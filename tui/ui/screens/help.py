@@ -1,4 +1,4 @@
-"""The ``?`` screen: every key, and how to read a panel.
+"""The ``?`` screen: every key of the current screen, and how to read it.
 
 The key list is built from the live bindings, so it cannot drift from what
 the keys actually do.
@@ -31,8 +31,12 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     DEFAULT_CSS = """
+    /* Opaque: a see-through modal makes Textual re-blend every cell of the
+       dashboard behind it on each frame (hundreds of ms with eight colour
+       sparklines), the cost of a keypress. */
     HelpScreen {
         align: center middle;
+        background: $background;
     }
     HelpScreen > Vertical {
         width: 64;
@@ -51,19 +55,30 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, bindings: list[Binding]) -> None:
+    def __init__(self, bindings: list[Binding], guide: str | None = None) -> None:
+        """``bindings``: the screen's active ones; ``guide``: how to read that screen."""
         super().__init__()
         self.bindings = bindings
+        self.guide = guide
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "rlwatch keys"
             yield Static(self._key_table(), id="keys")
-            yield Static(PANEL_GUIDE, id="guide", markup=False)
+            if self.guide:
+                yield Static(Content(self.guide), id="guide")
 
     def _key_table(self) -> Content:
-        rows = [(self.app.get_key_display(binding), binding.tooltip or binding.description)
-                for binding in [*self.bindings, *self.BINDINGS] if binding.show]
+        """A row per action with all its keys ("k/↑"); keys hidden from the footer
+        are listed too when their tooltip says what they do."""
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for binding in [*self.bindings, *self.BINDINGS]:
+            if binding.show or binding.tooltip:
+                keys = grouped.setdefault((binding.action, binding.tooltip or binding.description), [])
+                display = self.app.get_key_display(binding)
+                if display not in keys:
+                    keys.append(display)
+        rows = [("/".join(keys), description) for (_, description), keys in grouped.items()]
         width = max(len(key) for key, _ in rows)
         return Content("\n").join(
             Content.assemble((key.ljust(width), "bold $accent"), "   ", description)
