@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from array import array
+from bisect import bisect_left
+from dataclasses import dataclass, field
 
 from tui.parsers.values import format_value
 
@@ -29,6 +31,10 @@ class Finding:
     message: str
     # The short why of the latest hit ("above 0.03"), for a panel title.
     reason: str = ""
+    # The step of every hit, ascending (the engine judges each series in step
+    # order), so the steps table and the step detail can tell which rules a
+    # given step broke; 8 bytes a hit.
+    steps: array = field(default_factory=lambda: array("q"), repr=False, compare=False)
 
     def add_hit(self, step: int | None, value: float | str | None, message: str,
                 reason: str = "") -> None:
@@ -41,6 +47,13 @@ class Finding:
         self.value = value
         self.message = message
         self.reason = reason
+        if step is not None:
+            self.steps.append(step)
+
+    def hit_at(self, step: int) -> bool:
+        """Whether one of the grouped hits was at ``step``."""
+        at = bisect_left(self.steps, step)
+        return at < len(self.steps) and self.steps[at] == step
 
     def to_json(self) -> dict:
         """The ``check --json`` form of the finding (a contract)."""
