@@ -51,3 +51,11 @@ def format_duration(seconds: float) -> str:
     if minutes:
         return f"{minutes}m{secs:02d}s"
     return f"{secs}s"
+
+
+def format_exact(value: float) -> str:
+    """A value where there is room for it (the step detail): eight significant digits,
+    enough for every digit verl's console prints and most of a JSONL float64."""
+    if not math.isfinite(value):
+        return format_number(value)
+    return f"{value:.8g}"

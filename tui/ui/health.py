@@ -1,4 +1,4 @@
-"""Which findings a panel or the header shows: pure helpers over the rule engine's findings.
+"""Which findings a panel, the header or a step shows: pure helpers over the rule engine's findings.
 
 A panel's state is about *now*: a finding counts for it when it is on the
 panel's metric and its last hit is the metric's newest point. Findings from
@@ -7,6 +7,8 @@ panel forever.
 """
 
 from __future__ import annotations
+
+from array import array
 
 from tui.model.series import Series
 from tui.rules.findings import CRITICAL, WARNING, Finding
@@ -34,3 +36,31 @@ def run_state(findings: list[Finding]) -> tuple[str | None, str]:
     if warnings:
         return WARNING, f"{warnings} warning{'s' if warnings != 1 else ''}"
     return None, "all rules hold"
+
+
+def hits_at(findings: list[Finding], step: int) -> list[Finding]:
+    """Findings with a hit at ``step`` (the rules that step broke), worst first."""
+    hits = [f for f in findings if f.hit_at(step)]
+    return sorted(hits, key=lambda f: f.severity != CRITICAL)
+
+
+OK_QUERIES = frozenset({"ok", "✓", "✓ ok"})
+
+
+def filter_steps(findings: list[Finding], query: str, steps: array) -> array:
+    """The steps (ascending, from ``steps``) whose rule state matches ``query``.
+
+    A step matches when a rule it broke matches: by id (``kl-high``), by
+    severity (``crit``, ``warn``) or by metric key; ``ok`` matches the steps
+    that broke none. Built from the findings' hit lists, so it costs the
+    number of hits, not steps × rules.
+    """
+    wanted = query.strip().lower()
+    matching = [f for f in findings
+                if wanted in f.rule.lower() or wanted in f.severity
+                or wanted in STATE_MARK[f.severity].lower() or wanted in (f.metric or "").lower()]
+    chosen = {step for finding in matching for step in finding.steps}
+    if wanted in OK_QUERIES:
+        broken = {step for finding in findings for step in finding.steps}
+        return array("q", (step for step in steps if step in chosen or step not in broken))
+    return array("q", (step for step in steps if step in chosen))
