@@ -1,0 +1,64 @@
+"""The command palette (ctrl+p): any screen, any metric's chart, any step, by name.
+
+Metric keys come from the log, so they are shown as literal Content: the
+palette's own highlighter would read ``[bold]`` in a key as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+
+from tui.ui.screens.goto_step import landing_step
+
+if TYPE_CHECKING:
+    from tui.ui.app import RlwatchApp
+
+Command = tuple[str, Callable[[], object], str]
+
+
+class RunCommands(Provider):
+    """Screens first, then a chart per metric key; a number opens that step."""
+
+    @property
+    def _app(self) -> RlwatchApp:
+        return cast("RlwatchApp", self.app)
+
+    def _screens(self) -> list[Command]:
+        app = self._app
+        return [
+            ("Dashboard", app.action_dashboard, "the panels of the run"),
+            ("Steps", app.action_steps, "one row per step, newest first"),
+            ("Findings", app.action_findings, "every finding of the health rules"),
+            ("Report", app.action_report, "the end-of-run report"),
+            ("Keys", app.action_help, "the keys of the current screen"),
+        ]
+
+    def _charts(self) -> list[Command]:
+        app = self._app
+        return [(f"chart {key}", partial(app.open_chart, key), "the metric over the whole run")
+                for key in sorted(app.model.series)]
+
+    async def discover(self) -> Hits:
+        for name, command, help_text in self._screens():
+            yield DiscoveryHit(name, command, help=help_text)
+        for text, command, help_text in self._charts():
+            yield DiscoveryHit(Content(text), command, text=text, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        app = self._app
+        step = landing_step(app.model.step_index.steps, int(query)) if query.strip().isdigit() else None
+        if step is not None:
+            yield Hit(1.0, Content(f"step {step}"), partial(app.open_step, step), text=f"step {step}",
+                      help="the step's detail")
+        matcher = self.matcher(query)
+        for name, command, help_text in self._screens():
+            if (score := matcher.match(name)) > 0:
+                yield Hit(score, matcher.highlight(name), command, text=name, help=help_text)
+        for text, command, help_text in self._charts():
+            if (score := matcher.match(text)) > 0:
+                yield Hit(score, Content(text), command, text=text, help=help_text)

@@ -1,0 +1,39 @@
+"""What the drill-down screens read from the running app, named in one place.
+
+The screens take from the app the live run (model, findings, rules, source)
+and ask it to open other screens; typing that as a Protocol keeps them free
+of an import of the app (which imports them) and says exactly what they use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, cast
+
+from textual.dom import DOMNode
+
+from tui.model.run_model import RunModel
+from tui.rules.engine import RuleEngine
+from tui.rules.findings import Finding
+from tui.sources.base import LogSource
+
+
+class RunContext(Protocol):
+    """The parts of RlwatchApp that the steps, step detail and chart screens use."""
+
+    model: RunModel
+    findings: list[Finding]
+    engine: RuleEngine
+    source: LogSource
+    run_dir: Path | None
+
+    def open_step(self, step: int) -> None:
+        """Show the detail of ``step``."""
+
+    def open_chart(self, key: str, step: int | None = None) -> None:
+        """Chart the metric ``key`` over the whole run, the cursor on ``step``."""
+
+
+def run_context(node: DOMNode) -> RunContext:
+    """The running app, as the screens see it."""
+    return cast(RunContext, node.app)

@@ -1,0 +1,214 @@
+"""The ``c`` screen: one metric over the whole run, full size, with a step cursor.
+
+Drawn with plotext (textual-plotext). The rule bands that judge this key are
+horizontal lines, validation points are marked, and the cursor (left/right)
+picks the step that ``enter`` opens. Like the panels, the curve
+keeps every spike: a long run is drawn as the lowest and highest point of
+each column's steps, not a sample of them.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.color import Color
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual_plotext import Plot, PlotextPlot
+
+from tui.model.aliases import TRAIN_REWARD, VALIDATION
+from tui.rules.engine import first_key
+from tui.rules.findings import CRITICAL
+from tui.ui.format import format_exact
+from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.run_context import RunContext, run_context
+
+# How often a chart of a live run looks for new points.
+FOLLOW_SECONDS = 1.0
+# shift+left/right move the cursor by this share of the run's points.
+LEAP = 0.1
+
+
+def envelope(steps: Sequence[int], values: Sequence[float],
+             buckets: int) -> tuple[list[int], list[float]]:
+    """At most ``2 × buckets`` points, in step order: each bucket's lowest and highest
+    finite value, so a one-step spike survives any amount of shrinking."""
+    points = [(s, v) for s, v in zip(steps, values) if math.isfinite(v)]
+    if len(points) <= 2 * buckets:
+        return [s for s, _ in points], [v for _, v in points]
+    xs: list[int] = []
+    ys: list[float] = []
+    size = len(points) / buckets
+    for index in range(buckets):
+        chunk = points[int(index * size): int((index + 1) * size)]
+        low = min(chunk, key=lambda p: p[1])
+        high = max(chunk, key=lambda p: p[1])
+        for step, value in sorted({low, high}):
+            xs.append(step)
+            ys.append(value)
+    return xs, ys
+
+
+def bands_for(key: str, run: RunContext) -> list[tuple[str, float]]:
+    """(label, level) of each band-rule edge that judges ``key`` ("kl-high ≤ 0.03")."""
+    edges = []
+    for rule in run.engine.rules:
+        if rule.kind != "band" or first_key(rule.metrics, run.model.series) != key:
+            continue
+        if rule.params.get("low") is not None:
+            edges.append((f"{rule.id} ≥ {rule.params['low']:g}", float(rule.params["low"])))
+        if rule.params.get("high") is not None:
+            edges.append((f"{rule.id} ≤ {rule.params['high']:g}", float(rule.params["high"])))
+    return edges
+
+
+class ChartScreen(Screen[None]):
+    """One metric's full chart; the cursor moves over its points."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
+        Binding("left", "move(-1)", "Prev point", key_display="←", tooltip="cursor to the previous point"),
+        Binding("right", "move(1)", "Next point", key_display="→", tooltip="cursor to the next point"),
+        Binding("shift+left", "leap(-1)", "Back 10%", show=False,
+                tooltip="cursor back a tenth of the run"),
+        Binding("shift+right", "leap(1)", "On 10%", show=False,
+                tooltip="cursor on a tenth of the run"),
+        Binding("home", "end(0)", "First", show=False, tooltip="cursor to the first point"),
+        Binding("end", "end(-1)", "Last", show=False,
+                tooltip="cursor to the newest point (and follow new ones)"),
+        Binding("enter", "open_step", "Open step", tooltip="the detail of the step under the cursor"),
+    ]
+    GUIDE = (
+        "The whole run, each column the lowest and highest value of its steps, so no spike "
+        "is lost. Horizontal lines: the edges of the rule bands that judge this metric. "
+        "● validation points; ◆ the cursor's step."
+    )
+    DEFAULT_CSS = """
+    ChartScreen #title { padding: 0 1; background: $panel; }
+    ChartScreen PlotextPlot { height: 1fr; }
+    """
+
+    def __init__(self, key: str, step: int | None = None) -> None:
+        super().__init__()
+        self.key = key
+        self.step = step
+        self._drawn: tuple | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        yield PlotextPlot()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._draw()
+        self.set_interval(FOLLOW_SECONDS, self._draw)
+
+    def on_resize(self) -> None:
+        self._drawn = None
+        self.call_after_refresh(self._draw)
+
+    def _points(self) -> tuple[array, array]:
+        series = run_context(self).model.series.get(self.key)
+        return (series.steps, series.values) if series is not None else (array("q"), array("d"))
+
+    def _cursor(self) -> int | None:
+        """Index of the cursor's point: the chosen step, else the newest."""
+        steps, _ = self._points()
+        if not steps:
+            return None
+        if self.step is None:
+            return len(steps) - 1
+        return min(bisect_left(steps, self.step), len(steps) - 1)
+
+    def action_move(self, delta: int) -> None:
+        self._move_to((self._cursor() or 0) + delta)
+
+    def action_leap(self, direction: int) -> None:
+        steps, _ = self._points()
+        self._move_to((self._cursor() or 0) + direction * max(1, int(len(steps) * LEAP)))
+
+    def action_end(self, index: int) -> None:
+        steps, _ = self._points()
+        self._move_to(index % len(steps) if steps else 0)
+        if index < 0:
+            self.step = None  # follow new points
+
+    def _move_to(self, index: int) -> None:
+        steps, _ = self._points()
+        if steps:
+            self.step = steps[max(0, min(index, len(steps) - 1))]
+            self._draw()
+
+    def action_open_step(self) -> None:
+        index = self._cursor()
+        if index is not None:
+            run_context(self).open_step(self._points()[0][index])
+
+    def _draw(self) -> None:
+        """Redraw when the series, the cursor or the size changed."""
+        run = run_context(self)
+        steps, values = self._points()
+        plot = self.query_one(PlotextPlot)
+        index = self._cursor()
+        series = run.model.series.get(self.key)
+        signature = (id(series), len(steps), series.rewrites if series is not None else 0, index,
+                     plot.size, id(run.findings))
+        if signature == self._drawn:
+            return
+        self._drawn = signature
+        self.query_one("#title", Static).update(self._title(index))
+        plt = plot.plt
+        plt.clear_data()
+        plt.xlabel("step")
+        if index is None:
+            plot.refresh()
+            return
+        colours = self._colours()
+        buckets = max(10, plot.size.width - 12)  # the plot's columns, less the y axis
+        xs, ys = envelope(steps, values, buckets)
+        plt.plot(xs, ys, marker="braille", color=colours["primary"], label=self.key)
+        for label, level in bands_for(self.key, run):
+            plt.plot([steps[0], steps[-1]], [level, level], color=colours["warning"], label=label)
+        self._mark_validation(plt, colours["accent"], buckets)
+        step, value = steps[index], values[index]
+        plt.vline(step, colours["secondary"])
+        if math.isfinite(value):
+            plt.scatter([step], [value], marker="◆", color=colours["error"], label=f"step {step}")
+        plot.refresh()
+
+    def _mark_validation(self, plt: Plot, colour: tuple[int, int, int], buckets: int) -> None:
+        """Mark the validation points: on a validation metric its own (sparse) points,
+        on the train reward the validation score beside it (the same units, and the
+        gap the val-gap rule judges)."""
+        model = run_context(self).model
+        validation, val_key = model.series_for(VALIDATION)
+        if validation is None or self.key not in (val_key, model.series_for(TRAIN_REWARD)[1]):
+            return
+        xs, ys = envelope(validation.steps, validation.values, buckets)
+        if xs:
+            plt.scatter(xs, ys, marker="●", color=colour, label=f"validation {val_key}")
+
+    def _colours(self) -> dict[str, tuple[int, int, int]]:
+        """The app theme's colours, as plotext takes them."""
+        variables = self.app.theme_variables
+        return {name: Color.parse(variables[name]).rgb
+                for name in ("primary", "warning", "accent", "secondary", "error")}
+
+    def _title(self, index: int | None) -> Content:
+        head = Content.assemble(("Chart", "bold"), "  ", (self.key, "bold $accent"))
+        if index is None:
+            return Content.assemble(head, "  ", ("no data yet", "$text-muted"))
+        steps, values = self._points()
+        step = steps[index]
+        hits = [f for f in hits_at(run_context(self).findings, step) if f.metric == self.key]
+        state = (Content.styled(f"{STATE_MARK[hits[0].severity]} {hits[0].rule}",
+                                "bold $error" if hits[0].severity == CRITICAL else "$warning")
+                 if hits else Content(""))
+        return Content.assemble(head, f"  step {step} = ", (format_exact(values[index]), "bold"),
+                                f"  (point {index + 1} of {len(steps)})  ", state)

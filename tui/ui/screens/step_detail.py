@@ -1,0 +1,184 @@
+"""The step detail (``enter`` on a step): its metrics, the rules it broke, its time, its text, its samples.
+
+One screen shows one step at a time; ``[`` and ``]`` move it to the
+neighbouring steps in place, so the open tab and the highlighted metric
+stay where they were. The log text is fetched by byte range through the
+source each time a step is shown, and nothing else of the log is read.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+
+from tui.model.aliases import STEP_TIME
+from tui.rules.findings import CRITICAL, Finding
+from tui.rules.point_checks import POINT_CHECKS
+from tui.rules.rule_file import RuleSpec
+from tui.sources.local_file import LocalFile
+from tui.ui.format import format_exact, format_number
+from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.run_context import RunContext, run_context
+from tui.ui.screens.goto_step import GoToStepScreen, landing_step
+from tui.ui.widgets.phase_bar import PhaseBar
+from tui.ui.widgets.step_dumps import StepDumps
+from tui.ui.widgets.step_log import StepLog
+from tui.ui.widgets.step_metrics import StepMetrics
+
+# tab id → the widget that takes the focus when it opens
+_TAB_FOCUS = {"metrics": StepMetrics, "log": StepLog, "dumps": DataTable}
+
+
+def dump_root(run: RunContext) -> Path | None:
+    """Where the run's dump directories may be: the run directory the user named,
+    else the local log's folder; None for a remote run (its files are not here)."""
+    if run.run_dir is not None:
+        return run.run_dir
+    return run.source.path.parent if isinstance(run.source, LocalFile) else None
+
+
+def reason_at(finding: Finding, rule: RuleSpec | None, run: RunContext, step: int) -> str:
+    """Why ``step`` broke the rule ("above 0.03"), judged again at that one point."""
+    series = run.model.series.get(finding.metric or "")
+    if rule is not None and rule.kind in POINT_CHECKS and series is not None:
+        at = bisect_left(series.steps, step)
+        if at < len(series) and series.steps[at] == step:
+            return POINT_CHECKS[rule.kind](series.values, at, rule.params) or ""
+    return finding.reason if finding.last_step == step else ""
+
+
+class StepDetailScreen(Screen[None]):
+    """Tabs for the step's metrics (with rules and time), its log text and its dumps."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
+        Binding("left_square_bracket", "neighbour(-1)", "Prev step", key_display="[",
+                tooltip="the previous step"),
+        Binding("right_square_bracket", "neighbour(1)", "Next step", key_display="]",
+                tooltip="the next step"),
+        Binding("g", "go_to", "Go to", tooltip="ask for a step number and show that step"),
+        Binding("c", "chart", "Chart", tooltip="the highlighted metric over the whole run"),
+        Binding("m", "tab('metrics')", "Metrics", tooltip="the step's metrics, rules and time"),
+        Binding("l", "tab('log')", "Log", tooltip="the step's log text and printed samples"),
+        Binding("d", "tab('dumps')", "Dumps", tooltip="the step's rollout and validation dumps"),
+    ]
+    DEFAULT_CSS = """
+    StepDetailScreen #title { padding: 0 1; background: $panel; }
+    StepDetailScreen #rules { height: auto; max-height: 40%; padding: 0 1; }
+    StepDetailScreen TabPane { padding: 0; }
+    """
+
+    def __init__(self, step: int) -> None:
+        super().__init__()
+        self.step = step
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        with TabbedContent(initial="metrics"):
+            with TabPane("Metrics", id="metrics"):
+                with Vertical(id="metrics-pane"):
+                    yield Static(id="rules")
+                    yield PhaseBar()
+                    yield StepMetrics()
+            with TabPane("Log", id="log"):
+                yield StepLog()
+            with TabPane("Dumps", id="dumps"):
+                yield StepDumps()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show_step(self.step)
+        self.query_one(StepMetrics).focus()
+
+    def show_step(self, step: int) -> None:
+        """Show ``step``: its numbers now, its text and dumps as they are read."""
+        self.step = step
+        run = run_context(self)
+        model = run.model
+        metrics = {key: value for key, series in model.series.items()
+                   if (value := series.value_at(step)) is not None}
+        hits = hits_at(run.findings, step)
+        self.query_one("#title", Static).update(self._title(run, step, hits))
+        self.query_one("#rules", Static).update(self._rules(run, step, hits))
+        self.query_one(PhaseBar).show(metrics)
+        self.query_one(StepMetrics).show_step(model, step)
+        sources = {series.source_at(step) for series in model.series.values()}
+        origin = ", ".join(sorted(source.label for source in sources if source is not None))
+        span = model.step_index.span(step)
+        self.run_worker(self.query_one(StepLog).show_step(run.source, span, origin),
+                        exclusive=True, group="step-log")
+        self.run_worker(self.query_one(StepDumps).show_step(dump_root(run), step),
+                        exclusive=True, group="step-dumps")
+
+    @staticmethod
+    def _title(run: RunContext, step: int, hits: list[Finding]) -> Content:
+        model = run.model
+        parts = [Content.styled(f"Step {step}", "bold")]
+        if model.last_step is not None:
+            parts.append(Content.styled(f"of {model.last_step}", "$text-muted"))
+        seconds, _ = model.series_for(STEP_TIME)
+        value = seconds.value_at(step) if seconds is not None else None
+        if value is not None:
+            parts.append(Content(f"{format_number(value)} s"))
+        severity = hits[0].severity if hits else None
+        style = {CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
+        count = f" {len(hits)} rule{'s' * (len(hits) != 1)} broken" if hits else ""
+        parts.append(Content.styled(STATE_MARK[severity] + count, style))
+        return Content("  ").join(parts)
+
+    @staticmethod
+    def _rules(run: RunContext, step: int, hits: list[Finding]) -> Content:
+        """A line per rule the step broke: the rule, the metric's value, why, and what it means."""
+        if not hits:
+            return Content.styled("No rule broken at this step.", "$text-muted")
+        rules = {rule.id: rule for rule in run.engine.rules}
+        lines = []
+        for finding in hits:
+            rule = rules.get(finding.rule)
+            style = "bold $error" if finding.severity == CRITICAL else "$warning"
+            series = run.model.series.get(finding.metric or "")
+            value = series.value_at(step) if series is not None else None
+            what = f"{finding.metric} = {format_exact(value)}" if value is not None else ""
+            reason = reason_at(finding, rule, run, step)
+            lines.append(Content.assemble((STATE_MARK[finding.severity], style), " ",
+                                          (finding.rule, "bold"), "  ", what,
+                                          (f": {reason}" if reason else "", style)))
+            if rule is not None:
+                lines.append(Content.styled(f"    {rule.explain}", "$text-muted"))
+        return Content("\n").join(lines)
+
+    def action_neighbour(self, direction: int) -> None:
+        """Move to the previous or next step of the log (skipping none, adding none)."""
+        steps = run_context(self).model.step_index.steps
+        at = (bisect_left(steps, self.step) - 1 if direction < 0
+              else bisect_right(steps, self.step))
+        if 0 <= at < len(steps):
+            self.show_step(steps[at])
+
+    def action_go_to(self) -> None:
+        self.app.push_screen(GoToStepScreen(run_context(self).model.last_step), self._go_to)
+
+    def _go_to(self, step: int | None) -> None:
+        landed = None if step is None else landing_step(run_context(self).model.step_index.steps, step)
+        if landed is not None:
+            self.show_step(landed)
+
+    def action_chart(self) -> None:
+        key = self.query_one(StepMetrics).highlighted_key
+        if key is not None:
+            run_context(self).open_chart(key, self.step)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if isinstance(event.data_table, StepMetrics):
+            self.action_chart()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self.query_one(f"#{tab}", TabPane).query_one(_TAB_FOCUS[tab]).focus()

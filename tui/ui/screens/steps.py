@@ -1,0 +1,94 @@
+"""The ``s`` screen: every step of the run, newest first, following live."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from tui.ui.run_context import run_context
+from tui.ui.screens.goto_step import GoToStepScreen
+from tui.ui.widgets.step_table import StepTable
+
+# How often the table looks for new steps and findings: a check of two
+# numbers when nothing changed, so a quick pace costs nothing.
+SYNC_SECONDS = 0.25
+
+
+class FilterInput(Input):
+    """The ``/`` line: a rule id, a state (crit, warn, ok) or a metric key."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="leave the filter as it was")]
+    DEFAULT_CSS = """
+    FilterInput { dock: bottom; display: none; }
+    FilterInput.-open { display: block; }
+    """
+
+    def action_cancel(self) -> None:
+        self.remove_class("-open")
+        self.screen.query_one(StepTable).focus()
+
+
+class StepsScreen(Screen[None]):
+    """One row per step; enter opens it, ``g`` jumps, ``/`` filters."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
+        Binding("g", "go_to", "Go to step", tooltip="ask for a step number and jump there"),
+        Binding("slash", "filter", "Filter", key_display="/",
+                tooltip="show only the steps that broke a rule (id, crit, warn, metric) or ok"),
+    ]
+    GUIDE = (
+        "One row per step the log reported, newest on top; at the top row the cursor "
+        "follows new steps. The rules column names the worst rule the step broke "
+        "(+N: how many more). An empty cell: the step did not log that metric."
+    )
+    DEFAULT_CSS = """
+    StepsScreen #title { padding: 0 1; background: $panel; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        yield StepTable(run_context(self).model)
+        yield FilterInput(placeholder="filter: rule id, crit, warn, ok or a metric (empty: all)")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._sync()
+        self.set_interval(SYNC_SECONDS, self._sync)
+        self.query_one(StepTable).focus()
+
+    def _sync(self, query: str | None = None) -> None:
+        table = self.query_one(StepTable)
+        table.sync(run_context(self).findings, query)
+        total = len(run_context(self).model.step_index)
+        if table.query_text.strip():
+            what = Content.assemble(f"{table.row_count} of {total} — filter ",
+                                    (table.query_text, "bold"))
+        else:
+            what = Content(f"{total} — newest first, following new steps at the top")
+        self.query_one("#title", Static).update(Content.assemble(("Steps", "bold"), "  ", what))
+
+    def action_go_to(self) -> None:
+        self.app.push_screen(GoToStepScreen(run_context(self).model.last_step), self._go_to)
+
+    def _go_to(self, step: int | None) -> None:
+        if step is not None:
+            self.query_one(StepTable).jump_to(step)
+
+    def action_filter(self) -> None:
+        line = self.query_one(FilterInput)
+        line.value = self.query_one(StepTable).query_text
+        line.add_class("-open")
+        line.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(FilterInput).remove_class("-open")
+        self._sync(event.value)
+        self.query_one(StepTable).focus()
+
+    def on_step_table_selected(self, event: StepTable.Selected) -> None:
+        run_context(self).open_step(event.step)

@@ -1,0 +1,110 @@
+"""The raw log text of one step, fetched by byte range when the step is opened.
+
+The text between the previous step line and this one holds what the step
+printed: reward-manager samples, warnings, tracebacks. It is read through
+the source (a local file or, over SSH, a few kilobytes of a remote one),
+never by path, and a huge step is read and drawn only at its two ends.
+Everything shown is log text: ANSI codes are removed and the rest is drawn
+literally, never as markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.parsers.records import Sample
+from tui.parsers.samples import parse_samples
+from tui.parsers.text import decode, strip_ansi
+from tui.sources.base import LogSource, SourceError
+from tui.ui.widgets.sample_card import SampleCard
+
+# A step's text up to this size is shown whole; a bigger one (a verbose reward
+# function printing every sample) as its first and last ENDS_BYTES, with a note.
+WHOLE_BYTES = 96 * 1024
+ENDS_BYTES = 32 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class StepText:
+    """What was read of a step: its start (and its end, when the middle was skipped)."""
+
+    head: str
+    tail: str | None = None
+    skipped: int = 0
+
+
+async def read_step_text(source: LogSource, start: int, end: int) -> StepText:
+    """The step's text, whole when small, else its two ends (two range reads, no more)."""
+    if end - start <= WHOLE_BYTES:
+        return StepText(_terminal_text(await source.read_range(start, end)))
+    head = await source.read_range(start, start + ENDS_BYTES)
+    tail = await source.read_range(end - ENDS_BYTES, end)
+    return StepText(_terminal_text(head), _terminal_text(tail), end - start - 2 * ENDS_BYTES)
+
+
+def _terminal_text(raw: bytes) -> str:
+    """The text as a terminal would have shown it: no colour codes, and of a line
+    redrawn with carriage returns (a tqdm bar) only its last drawing."""
+    lines = []
+    for line in strip_ansi(decode(raw)).split("\n"):
+        drawings = [part for part in line.split("\r") if part.strip()]
+        lines.append(drawings[-1] if drawings else "")
+    return "\n".join(lines).expandtabs(4)
+
+
+class StepLog(VerticalScroll):
+    """The step's printed samples as cards, then its text, literally."""
+
+    DEFAULT_CSS = """
+    StepLog { padding: 0 1; }
+    StepLog > #log-note { color: $text-muted; }
+    StepLog > #log-body { height: auto; }
+    StepLog .skipped { color: $warning; text-style: italic; margin: 1 0; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content("reading the step's text…"), id="log-note")
+        yield Vertical(id="log-body")
+
+    async def show_step(self, source: LogSource, span: tuple[int, int] | None, origin: str) -> None:
+        """Read and draw the text in ``span``; ``origin`` names where the values of a
+        step without a log line came from (TensorBoard events, say; empty: nowhere)."""
+        body = self.query_one("#log-body", Vertical)
+        await body.remove_children()
+        note = self.query_one("#log-note", Static)
+        note.update(Content("reading the step's text…"))
+        if span is None:
+            note.update(Content(f"No log text: this step's values came from the {origin}."
+                                if origin else "This step is not in the run."))
+            return
+        start, end = span
+        try:
+            text = await read_step_text(source, start, end)
+        except (OSError, SourceError) as error:
+            note.update(Content.styled(f"Could not read the step's text: {error}", "$error"))
+            return
+        samples = parse_samples(text.head) + (parse_samples(text.tail) if text.tail else [])
+        note.update(Content(f"bytes {start:,}–{end:,} of the log ({end - start:,} bytes)"
+                            + (f"; {len(samples)} printed sample{'s' * (len(samples) != 1)}"
+                               if samples else "")))
+        await body.mount_all([*self._cards(samples), *self._text_blocks(text)])
+
+    @staticmethod
+    def _cards(samples: list[Sample]) -> list[SampleCard]:
+        return [SampleCard(sample, f"printed sample {number}")
+                for number, sample in enumerate(samples, 1)]
+
+    @staticmethod
+    def _text_blocks(text: StepText) -> list[Static]:
+        blocks = [Static(Content(text.head), classes="text")]
+        if text.tail is not None:
+            blocks += [Static(Content(f"… {text.skipped:,} bytes of this step not shown: "
+                                      f"the first and last {ENDS_BYTES // 1024} KB are …"),
+                              classes="skipped"),
+                       Static(Content(text.tail), classes="text")]
+        return blocks
