@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -12,6 +13,8 @@ from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding
 from tui.ui.health import active_on, run_state
+from tui.ui.run_context import run_context
+from tui.ui.screens.help import PANEL_GUIDE
 from tui.ui.widgets.metric_grid import MetricGrid
 from tui.ui.widgets.metric_panel import MetricPanel
 from tui.ui.widgets.run_header import RunHeader, StatusKind
@@ -19,6 +22,9 @@ from tui.ui.widgets.run_header import RunHeader, StatusKind
 
 class DashboardScreen(Screen):
     """Shows one RunModel; the app tells it when the model changed."""
+
+    BINDINGS = [Binding("c", "chart", "Chart", tooltip="the focused panel's metric over the whole run")]
+    GUIDE = PANEL_GUIDE
 
     def __init__(self, model: RunModel, label: str) -> None:
         super().__init__()
@@ -54,3 +60,10 @@ class DashboardScreen(Screen):
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Put a source event in the header's status area."""
         self.header.show_status(text, kind)
+
+    def action_chart(self) -> None:
+        panel = self.focused
+        if isinstance(panel, MetricPanel) and panel.key in self.model.series:
+            run_context(self).open_chart(panel.key)
+        else:
+            self.notify("This panel has no logged metric to chart yet.", severity="warning")

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.widget import Widget
 
 from tui.model.aliases import Concept
@@ -26,7 +27,14 @@ def columns_for(width: int) -> int:
 
 
 class MetricGrid(Widget):
-    """One MetricPanel per dashboard concept."""
+    """One MetricPanel per dashboard concept; the arrows move the focus across the grid."""
+
+    BINDINGS = [
+        Binding("left", "move(-1, 0)", "Left", show=False, tooltip="focus the panel to the left"),
+        Binding("right", "move(1, 0)", "Right", show=False, tooltip="focus the panel to the right"),
+        Binding("up", "move(0, -1)", "Up", show=False, tooltip="focus the panel above"),
+        Binding("down", "move(0, 1)", "Down", show=False, tooltip="focus the panel below"),
+    ]
 
     DEFAULT_CSS = """
     MetricGrid {
@@ -45,6 +53,14 @@ class MetricGrid(Widget):
     def compose(self) -> ComposeResult:
         for concept in self.concepts:
             yield MetricPanel(concept, id=f"panel-{concept.id}")
+
+    def action_move(self, across: int, down: int) -> None:
+        panels = list(self.query(MetricPanel))
+        focused = self.screen.focused
+        at = panels.index(focused) if focused in panels else 0
+        target = at + across + down * columns_for(self.size.width)
+        if 0 <= target < len(panels):
+            panels[target].focus()
 
     def on_resize(self, event: events.Resize) -> None:
         columns = columns_for(event.size.width)

@@ -57,8 +57,11 @@ class PanelStats(Widget):
         return left
 
 
-class MetricPanel(Widget):
-    """A bordered panel for one dashboard concept (train reward, entropy, …)."""
+class MetricPanel(Widget, can_focus=True):
+    """A bordered panel for one dashboard concept (train reward, entropy, …).
+
+    Focusable, so ``c`` knows which metric to chart.
+    """
 
     DEFAULT_CSS = """
     MetricPanel {
@@ -96,6 +99,12 @@ class MetricPanel(Widget):
     MetricPanel.-critical {
         border: heavy $error;
         border-title-color: $error;
+    }
+    /* The focused panel keeps its state colour; its title reads reversed,
+       which also shows without colour. */
+    MetricPanel:focus {
+        background: $surface-lighten-1;
+        border-title-style: bold reverse;
     }
     """
 
