@@ -1,0 +1,361 @@
+"""Drilling into a step, by keys alone, on real log files (no mocked sources).
+
+dashboard → steps → step detail → chart → step detail and back, on a copy of
+a whole real GRPO run and on a run that writes rollout and validation dumps;
+the step's text read by byte range through the source; log text with markup
+in it shown literally; and a 100k-step model that opens as fast as a small one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+from textual.geometry import Region
+
+from tests.corpus import verl_log
+from tests.ui.test_dashboard import metric, open_app, shown_step, text_of, wait_for
+from tui.parsers.records import StepRecord
+from tui.sources.local_file import LocalFile
+from tui.ui.app import RlwatchApp
+from tui.ui.format import format_exact, format_number
+from tui.ui.screens.chart import ChartScreen
+from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.screens.help import HelpScreen
+from tui.ui.screens.step_detail import StepDetailScreen
+from tui.ui.screens.steps import StepsScreen
+from tui.ui.widgets.sample_card import SampleCard
+from tui.ui.widgets.step_dumps import StepDumps
+from tui.ui.widgets.step_log import StepLog
+from tui.ui.widgets.step_metrics import StepMetrics
+from tui.ui.widgets.step_table import StepTable
+
+RUN = verl_log("032")
+LAST_STEP = 1120
+
+
+def step_line(step: int) -> bytes:
+    """The real run's line for ``step``."""
+    prefix = f"step:{step} ".encode()
+    return next(line for line in RUN.read_bytes().splitlines(keepends=True) if line.startswith(prefix))
+
+
+def copy_run(tmp_path: Path) -> Path:
+    log = tmp_path / "grpo.log"
+    shutil.copy(RUN, log)
+    return log
+
+
+def table(app: RlwatchApp) -> StepTable:
+    return app.screen.query_one(StepTable)
+
+
+def metric_cells(app: RlwatchApp, key: str) -> list[str]:
+    """The step detail's row for ``key``, cell by cell, as plain text."""
+    metrics = app.screen.query_one(StepMetrics)
+    return [str(cell).strip() for cell in metrics.get_row(key)]
+
+
+def screen_text(app: RlwatchApp) -> str:
+    """Every Static on the current screen (cards, notes, text blocks), as plain text."""
+    return "\n".join(text_of(widget) for widget in app.screen.query("Static"))
+
+
+async def open_steps(pilot, app: RlwatchApp) -> None:
+    await pilot.press("s")
+    await wait_for(pilot, lambda: isinstance(app.screen, StepsScreen), "the steps screen")
+
+
+async def go_to_step(pilot, app: RlwatchApp, step: int) -> None:
+    """On the steps screen: g, the number, enter."""
+    await pilot.press("g", *str(step), "enter")
+    await wait_for(pilot, lambda: table(app).cursor_step == step, f"the cursor on step {step}")
+
+
+async def open_detail(pilot, app: RlwatchApp, step: int) -> StepDetailScreen:
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen) and app.screen.step == step,
+                   f"the detail of step {step}")
+    return app.screen
+
+
+async def highlight_metric(pilot, app: RlwatchApp, key: str) -> None:
+    """Move the metrics cursor down to ``key`` with the arrow key."""
+    metrics = app.screen.query_one(StepMetrics)
+    for _ in range(metrics.row_count):
+        if metrics.highlighted_key == key:
+            return
+        await pilot.press("down")
+    raise AssertionError(f"{key} is not among the step's metrics")
+
+
+async def test_g_34_enter_shows_step_34s_policy_loss(tmp_path):
+    pg_loss = metric(step_line(34), "actor/pg_loss")
+    app = open_app(copy_run(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == str(LAST_STEP), "the whole run read")
+        await open_steps(pilot, app)
+        assert table(app).cursor_step == LAST_STEP  # newest first
+        await go_to_step(pilot, app, 34)
+        row = next(line for line in text_of(table(app)).splitlines() if line.split()[:1] == ["34"])
+        assert format_number(pg_loss) in row.split()
+
+        await open_detail(pilot, app, 34)
+        assert metric_cells(app, "actor/pg_loss")[:2] == ["actor/pg_loss", format_exact(pg_loss)]
+
+
+async def test_walk_dashboard_steps_detail_chart_detail_and_back(tmp_path):
+    app = open_app(copy_run(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == str(LAST_STEP), "the whole run read")
+        # Dashboard: the first panel has the focus; down moves a row of the 2-column grid.
+        assert app.screen.focused.id == "panel-reward"
+        await pilot.press("down", "c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the policy loss chart")
+        assert app.screen.key == "actor/pg_loss"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+
+        await open_steps(pilot, app)
+        await pilot.press("j", "j", "k")  # rows move; the newest is on top
+        assert table(app).cursor_step == LAST_STEP - 1
+        await go_to_step(pilot, app, 34)
+        detail = await open_detail(pilot, app, 34)
+        assert "Step 34" in text_of(detail.query_one("#title"))
+        assert "kl-high" in text_of(detail.query_one("#rules"))  # KL 0.053 is above 0.03
+        phases = text_of(detail.query_one("PhaseBar"))
+        assert "gen" in phases and "update_actor" in phases and "step" not in phases.split()
+
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: detail.step == 35, "the next step")
+        assert metric_cells(app, "actor/kl_loss")[1] == format_exact(metric(step_line(35), "actor/kl_loss"))
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: detail.step == 34, "the previous step")
+
+        await highlight_metric(pilot, app, "actor/pg_loss")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart of the metric")
+        chart = app.screen
+        assert chart.key == "actor/pg_loss" and "step 34 =" in text_of(chart.query_one("#title"))
+        await pilot.press("right")
+        await wait_for(pilot, lambda: "step 35 =" in text_of(chart.query_one("#title")), "the cursor moved")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen) and app.screen.step == 35,
+                       "the detail of the step under the cursor")
+
+        for back_to in (ChartScreen, StepDetailScreen, StepsScreen, DashboardScreen):
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, back_to), back_to.__name__)
+
+
+async def test_step_text_shows_its_printed_sample_as_a_card(tmp_path):
+    app = open_app(copy_run(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == str(LAST_STEP), "the whole run read")
+        await open_steps(pilot, app)
+        await go_to_step(pilot, app, 30)  # a validation step: the reward manager printed one sample
+        await open_detail(pilot, app, 30)
+        await pilot.press("l")
+        log = app.screen.query_one(StepLog)
+        await wait_for(pilot, lambda: log.query(SampleCard), "the printed sample's card")
+        card = text_of(log.query_one(SampleCard))
+        assert "Janet’s ducks lay 16 eggs" in card and "ground truth" in card and "score 1" in card
+        assert "[prompt]" not in card  # the card is read, not raw
+        assert "step:30 - global_seqlen" in screen_text(app)  # the raw text below it, to the step line
+
+
+MARKUP_LOG = (
+    "step:1 - critic/score/mean:0.25 - actor/pg_loss:0.1\n"
+    "\x1b[31mwarning: [bold]not bold[/bold] and [link=x]not a link[/link]\x1b[0m\n"
+    "[prompt] what is [red]2+2[/red]?\n"
+    "[response] [link=http://x]4[/link]\n"
+    "[ground_truth] 4\n"
+    "[score] 1.0\n"
+    "step:2 - critic/score/mean:0.5 - actor/pg_loss:0.2\n"
+    "step:3 - critic/score/mean:0.75 - actor/pg_loss:0.3\n"
+)
+
+
+async def test_markup_in_the_step_text_shows_literally(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_text(MARKUP_LOG)
+    app = open_app(log)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "3", "step 3")
+        await open_steps(pilot, app)
+        await go_to_step(pilot, app, 2)
+        await open_detail(pilot, app, 2)
+        await pilot.press("l")
+        step_log = app.screen.query_one(StepLog)
+        await wait_for(pilot, lambda: step_log.query(SampleCard), "the sample card")
+        text = screen_text(app)
+        assert "warning: [bold]not bold[/bold] and [link=x]not a link[/link]" in text
+        assert "\x1b" not in text and "[31m" not in text  # ANSI removed
+        card = text_of(step_log.query_one(SampleCard))
+        assert "what is [red]2+2[/red]?" in card and "[link=http://x]4[/link]" in card
+        for widget in step_log.query("Static"):
+            for strip in widget.render_lines(Region(0, 0, *widget.outer_size)):
+                assert all(segment.style is None or not segment.style.link for segment in strip)
+
+
+def write_dumps(run_dir: Path, step: int) -> None:
+    """verl-style dumps for ``step``: rollouts (legacy rows with ``acc``) and validation."""
+    rollouts = run_dir / "rollout_dumps"
+    validation = run_dir / "val_generations"
+    rollouts.mkdir()
+    validation.mkdir()
+    rows = [{"input": f"question {i}", "output": f"answer {i}", "gts": "4", "score": score,
+             "step": step, "acc": score > 0}
+            for i, score in enumerate([0.0, 1.0, 0.5, 1.0])]
+    (rollouts / f"{step}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (validation / f"{step}.jsonl").write_text(json.dumps(
+        {"input": "val question", "output": "val answer", "gts": "7", "score": 1.0, "step": step,
+         "reward": 1.0}) + "\n")
+
+
+async def test_walk_through_a_step_with_rollout_and_validation_dumps(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_line(step) for step in range(1, 5)))
+    write_dumps(tmp_path, 2)
+    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), run_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 4, "4 steps")
+        await open_steps(pilot, app)
+        await go_to_step(pilot, app, 2)
+        await open_detail(pilot, app, 2)
+        await pilot.press("d")
+        dumps = app.screen.query_one(StepDumps)
+        await wait_for(pilot, lambda: len(dumps.dumps) == 2, "both dumps read")
+        summary = text_of(dumps.query_one("#dump-summary"))
+        assert "validation  1 samples" in summary and "rollout  4 samples" in summary
+        assert "above 0: 75%" in summary  # three of the four rollouts scored
+        reader = dumps.query_one(SampleCard)
+        assert "val question" in text_of(reader)  # validation first, best first
+        await pilot.press("end")  # the worst rollout
+        await wait_for(pilot, lambda: "question 0" in text_of(reader), "the worst sample in the reader")
+        card = text_of(reader)
+        assert "answer 0" in card and "ground truth" in card and "acc false" in card
+
+        await pilot.press("m")
+        await highlight_metric(pilot, app, "critic/score/mean")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the reward chart")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the detail again")
+        await pilot.press("escape", "escape", "escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+
+
+async def test_steps_follow_new_steps_and_filter_by_rule(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_line(step) for step in range(1, 12)))
+    app = open_app(log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 11, "11 steps")
+        await open_steps(pilot, app)
+        with log.open("ab") as out:
+            out.write(step_line(12) + step_line(13))
+        await wait_for(pilot, lambda: table(app).cursor_step == 13, "the cursor following step 13")
+
+        await go_to_step(pilot, app, 5)
+        with log.open("ab") as out:
+            out.write(step_line(14) + step_line(15))
+        await wait_for(pilot, lambda: table(app).row_count == 15, "two more rows")
+        assert table(app).cursor_step == 5  # away from the top, the cursor stays on its step
+
+        # KL rises above 0.03 from step 11; clipfrac is judged after a 5-step warm-up.
+        await wait_for(pilot, lambda: any(f.rule == "kl-high" for f in app.findings), "the kl-high finding")
+        kl_high = next(f for f in app.findings if f.rule == "kl-high")
+        await pilot.press("slash", *"kl-high", "enter")
+        await wait_for(pilot, lambda: table(app).row_count == len(kl_high.steps), "the filtered rows")
+        shown = [table(app).step_at(row) for row in range(table(app).row_count)]
+        assert shown == sorted(kl_high.steps, reverse=True) == [15, 14, 13, 12, 11]
+        assert "filter kl-high" in text_of(app.screen.query_one("#title"))
+        await pilot.press("slash", "ctrl+u", *"ok", "enter")
+        await wait_for(pilot, lambda: table(app).row_count == 5, "the steps that broke no rule")
+        assert table(app).step_at(0) == 5 and "✓ ok" in text_of(table(app))
+        await pilot.press("slash", "ctrl+u", "enter")  # an empty filter shows every step again
+        await wait_for(pilot, lambda: table(app).row_count == 15, "every row again")
+
+
+async def test_help_lists_the_keys_of_the_current_screen(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_line(step) for step in range(1, 4)))
+    app = open_app(log)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 3, "3 steps")
+        await open_steps(pilot, app)
+        await open_detail(pilot, app, 3)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        keys = text_of(app.screen.query_one("#keys"))
+        assert re.search(r"^\[\s+the previous step", keys, re.M)
+        assert "the highlighted metric over the whole run" in keys and "quit rlwatch" in keys
+        assert not app.screen.query("#guide")  # the panel guide is the dashboard's
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the detail again")
+
+
+async def test_command_palette_opens_a_metric_chart_and_screens(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_line(step) for step in range(1, 4)))
+    app = open_app(log)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 3, "3 steps")
+        await pilot.press("ctrl+p", *"pg_loss")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart from the palette")
+        assert app.screen.key == "actor/pg_loss"
+        await pilot.press("ctrl+p", *"steps")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepsScreen), "the steps from the palette")
+        await pilot.press("ctrl+p", *"2")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen) and app.screen.step == 2,
+                       "a step by its number")
+        await pilot.press("ctrl+p", *"dashboard")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard from any depth")
+        assert len(app.screen_stack) == 2
+
+
+def synthetic_steps(count: int) -> list[StepRecord]:
+    """``count`` steps with the dashboard's metrics, 100 bytes of log apart."""
+    return [StepRecord(step, {"critic/score/mean": step % 7 / 7, "actor/pg_loss": 0.01 * (step % 5),
+                              "actor/kl_loss": 0.001, "actor/entropy": 0.5, "timing_s/step": 60.0,
+                              "timing_s/gen": 40.0},
+                       offset=step * 100, end=step * 100 + 99)
+            for step in range(1, count + 1)]
+
+
+async def test_a_100k_step_run_opens_as_fast_as_a_small_one(tmp_path):
+    log = tmp_path / "empty.log"
+    log.write_bytes(b"")
+    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), rules=[])
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.model.apply(synthetic_steps(100_000), now=time.time())
+        started = time.monotonic()
+        await open_steps(pilot, app)
+        await wait_for(pilot, lambda: "100000" in text_of(table(app)), "the newest row drawn", timeout=2)
+        await go_to_step(pilot, app, 50_000)
+        await pilot.press("end")
+        await wait_for(pilot, lambda: table(app).cursor_step == 1, "the oldest step")
+        await pilot.press("home")
+        await wait_for(pilot, lambda: table(app).cursor_step == 100_000, "the newest step")
+        assert time.monotonic() - started < 3.0
+
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the detail", timeout=2)
+        await highlight_metric(pilot, app, "actor/pg_loss")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart", timeout=2)
+        await pilot.press("left")
+        await wait_for(pilot, lambda: "step 99999 =" in text_of(app.screen.query_one("#title")),
+                       "the cursor moved", timeout=2)
