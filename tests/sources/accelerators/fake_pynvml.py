@@ -1,0 +1,90 @@
+"""A stand-in for ``pynvml`` with the calls rlwatch makes, for machines without a GPU.
+
+The real library is exercised on real hardware (``tests/hardware/capture_gpu.py``,
+whose recorded output ``test_real_gpu.py`` checks); this stand-in lets the
+poller's handling of NVML's answers and errors run anywhere. Devices are plain
+dicts; a value that is an exception class is raised when it is read.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+NVML_ERROR_LIBRARY_NOT_FOUND = 12
+NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_DRIVER_NOT_LOADED = 9
+NVML_TEMPERATURE_GPU = 0
+nvmlMemory_v2 = 0x02000028
+
+
+class NVMLError(Exception):
+    def __init__(self, value: int) -> None:
+        super().__init__({3: "Not Supported", 9: "Driver Not Loaded",
+                          12: "NVML Shared Library Not Found"}.get(value, f"error {value}"))
+        self.value = value
+
+
+class Library:
+    """One configured fake: ``devices`` as dicts, ``init_error`` raised by nvmlInit."""
+
+    def __init__(self, devices: list[dict], init_error: int | None = None) -> None:
+        self.devices = devices
+        self.init_error = init_error
+        self.initialised = 0
+        self.NVMLError = NVMLError
+        self.NVML_ERROR_LIBRARY_NOT_FOUND = NVML_ERROR_LIBRARY_NOT_FOUND
+        self.NVML_TEMPERATURE_GPU = NVML_TEMPERATURE_GPU
+        self.nvmlMemory_v2 = nvmlMemory_v2
+
+    def _read(self, handle: int, key: str):
+        if f"{key}_error" in self.devices[handle]:
+            raise NVMLError(self.devices[handle][f"{key}_error"])
+        return self.devices[handle][key]
+
+    def nvmlInit(self) -> None:
+        if self.init_error is not None:
+            raise NVMLError(self.init_error)
+        self.initialised += 1
+
+    def nvmlShutdown(self) -> None:
+        self.initialised -= 1
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.devices)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        return index
+
+    def nvmlDeviceGetUUID(self, handle: int) -> str:
+        return self._read(handle, "uuid")
+
+    def nvmlDeviceGetName(self, handle: int) -> bytes:
+        return self._read(handle, "name").encode()  # old pynvml releases return bytes
+
+    def nvmlDeviceGetMemoryInfo(self, handle: int, version: int | None = None):
+        used, total, reserved = self._read(handle, "memory")
+        if version is None:  # v1 counts the driver's reserve as used
+            return SimpleNamespace(used=used + reserved, total=total, free=total - used - reserved)
+        return SimpleNamespace(used=used, total=total, reserved=reserved, free=total - used - reserved)
+
+    def nvmlDeviceGetUtilizationRates(self, handle: int):
+        return SimpleNamespace(gpu=self._read(handle, "util"), memory=0)
+
+    def nvmlDeviceGetPowerUsage(self, handle: int) -> int:
+        return self._read(handle, "power_mw")
+
+    def nvmlDeviceGetPciInfo(self, handle: int):
+        return SimpleNamespace(busId=self._read(handle, "bus_id"))
+
+    def nvmlDeviceGetTemperatureV(self, handle: int, sensor: int) -> int:
+        return self._read(handle, "temp")
+
+    def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:
+        return self._read(handle, "temp")
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int):
+        return [SimpleNamespace(pid=pid, usedGpuMemory=used) for pid, _, used in self._read(handle, "processes")]
+
+    def nvmlSystemGetProcessName(self, pid: int) -> bytes:
+        names = {pid: name for device in self.devices for pid, name, _ in device.get("processes", [])}
+        return names[pid].encode()

@@ -1,0 +1,52 @@
+"""Which accelerator tool a host has: try each in turn, keep the first that reads.
+
+Order: NVML (local only, cheapest), nvidia-smi, npu-smi, rocm-smi. A tool that
+is missing is skipped silently; one that is present but fails (no devices, a
+driver/library mismatch, a field the driver lacks) is remembered, and its
+reason becomes the status line if no other tool reads.
+"""
+
+from __future__ import annotations
+
+from tui.parsers.smi.failures import explain
+from tui.parsers.smi.records import AcceleratorSample, SmiFormatError
+from tui.sources.accelerators.npu_smi import NpuSmiPoller
+from tui.sources.accelerators.nvidia_smi import NvidiaSmiPoller
+from tui.sources.accelerators.nvml import NvmlPoller
+from tui.sources.accelerators.poller import Poller, PollerError
+from tui.sources.accelerators.rocm_smi import rocm_smi_poller
+from tui.sources.accelerators.runner import CommandFailed, CommandRunner, ToolMissing
+
+NONE_FOUND = "no accelerator tool found (looked for nvidia-smi, npu-smi, rocm-smi)"
+
+
+def pollers_for(runner: CommandRunner, local: bool, interval: float = 2.0,
+                timeout: float = 30.0) -> list[Poller]:
+    """The candidate pollers for a host, in the order they are tried."""
+    candidates: list[Poller] = [NvmlPoller(interval)] if local else []
+    return candidates + [NvidiaSmiPoller(runner, interval, timeout=timeout),
+                         NpuSmiPoller(runner, interval, timeout=timeout),
+                         rocm_smi_poller(runner, interval, timeout)]
+
+
+def describe(tool: str, error: BaseException) -> str:
+    """One status line for a poller's failure."""
+    if isinstance(error, CommandFailed):
+        return explain(tool, error.output, error.returncode) if error.output.strip() else f"{tool}: {error}"
+    if isinstance(error, (SmiFormatError, PollerError)):
+        return str(error)
+    return f"{tool}: unexpected {type(error).__name__}: {error}"
+
+
+async def detect(candidates: list[Poller]) -> tuple[Poller | None, list[AcceleratorSample], str | None]:
+    """(the first poller that reads, its first reading, None), or (None, [], why not)."""
+    problems: list[str] = []
+    for poller in candidates:
+        try:
+            return poller, await poller.read_once(), None
+        except ToolMissing:
+            pass
+        except Exception as error:  # a failing tool must not stop the others being tried
+            problems.append(describe(poller.tool, error))
+        await poller.close()
+    return None, [], problems[0] if problems else NONE_FOUND
