@@ -24,10 +24,11 @@ from tui.sources.base import LogSource, SourceError
 
 
 @asynccontextmanager
-async def loaded_run(target: str, log: str | None) -> AsyncIterator[tuple[RunModel, LogSource]]:
+async def loaded_run(target: str, log: str | None, accept_new_host_key: bool = False
+                     ) -> AsyncIterator[tuple[RunModel, LogSource]]:
     """Read a target to its current end into a fresh model; the source stays open
     inside the block for range reads (samples, step text)."""
-    opened = open_target(target, log)
+    opened = open_target(target, log, accept_new_host_key)
     model = RunModel(opened.source.label)
     try:
         note = await opened.source.connect() or opened.note
@@ -44,9 +45,9 @@ async def loaded_run(target: str, log: str | None) -> AsyncIterator[tuple[RunMod
         await opened.source.close()
 
 
-async def load(target: str, log: str | None) -> RunModel:
+async def load(target: str, log: str | None, accept_new_host_key: bool = False) -> RunModel:
     """Read a target to its current end into a fresh model."""
-    async with loaded_run(target, log) as (model, _):
+    async with loaded_run(target, log, accept_new_host_key) as (model, _):
         return model
 
 
@@ -108,11 +109,12 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
 _EXIT_FOR = {None: exit_codes.OK, WARNING: exit_codes.WARNING, CRITICAL: exit_codes.CRITICAL}
 
 
-def run_check(target: str, log: str | None, as_json: bool, rules_file: str | None = None) -> int:
+def run_check(target: str, log: str | None, as_json: bool, rules_file: str | None = None,
+              accept_new_host_key: bool = False) -> int:
     """Entry point for ``rlwatch check``."""
     try:
         engine = RuleEngine(load_rules(*override_paths(rules_file)))
-        model = asyncio.run(load(target, log))
+        model = asyncio.run(load(target, log, accept_new_host_key))
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 
 
 def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
-                  on_critical: str | None = None) -> int:
+                  on_critical: str | None = None, accept_new_host_key: bool = False) -> int:
     """The dashboard on a log file or run directory; returns the exit status."""
     try:
         rules = load_rules(*override_paths(rules_file))
-        opened = open_target(target, log)
+        opened = open_target(target, log, accept_new_host_key)
         run_dir = Path(target).expanduser()
         return asyncio.run(_watch(opened.source, note=opened.note, rules=rules,
                                   on_critical=on_critical,

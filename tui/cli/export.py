@@ -62,7 +62,8 @@ def write_events(series: Mapping[str, Series], directory: Path) -> Path:
     return event_files(directory)[-1]
 
 
-def run_export(target: str, log: str | None, tensorboard: str) -> int:
+def run_export(target: str, log: str | None, tensorboard: str,
+               accept_new_host_key: bool = False) -> int:
     """Entry point for ``rlwatch export``."""
     directory = Path(tensorboard).expanduser()
     if event_files(directory):
@@ -70,7 +71,7 @@ def run_export(target: str, log: str | None, tensorboard: str) -> int:
               "runs as one; export into a new directory", file=sys.stderr)
         return CANNOT_WRITE
     try:
-        model = asyncio.run(load(target, log))
+        model = asyncio.run(load(target, log, accept_new_host_key))
     except SourceError as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE

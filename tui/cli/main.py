@@ -15,7 +15,8 @@ from tui import __version__
 DESCRIPTION = """\
 Watch a verl (PPO/GRPO) training run from the terminal.
 
-  rlwatch PATH               dashboard on a log file or a run directory
+  rlwatch PATH               dashboard on a log file or a run directory;
+                             PATH may be [user@]host:/path (read over SSH)
   rlwatch check PATH         read the run once and report (exit 0 ok, 1 warning,
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
@@ -29,6 +30,10 @@ Watch a verl (PPO/GRPO) training run from the terminal.
 def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None:
     parser.add_argument("--log", metavar="FILE",
                         help="the log file to read (default: found in the run directory)")
+    parser.add_argument("--accept-new-host-key", action="store_true",
+                        help="for a remote target: accept and record an unknown SSH host key, "
+                             "like OpenSSH's StrictHostKeyChecking=accept-new (a changed key is "
+                             "always refused)")
     if rules:
         _add_rules_option(parser)
 
@@ -47,14 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     watch = commands.add_parser("watch", help="open the dashboard on a run (the default command)")
-    watch.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    watch.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
     _add_log_option(watch)
     watch.add_argument("--on-critical", metavar="CMD",
                        help="run CMD (through your shell) with each new critical finding as JSON "
                             "on stdin, e.g. to page someone or post to Slack")
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
-    check.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    check.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     _add_log_option(check)
 
@@ -62,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--speed", type=float, default=8.0, metavar="STEPS_PER_S",
                       help="steps replayed per second (default: 8)")
     report = commands.add_parser("report", help="the end-of-run verdict of a run")
-    report.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    report.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
     report.add_argument("--target", dest="goal", type=float, metavar="SCORE",
                         help="the final validation score the task needs (e.g. 0.55)")
     report.add_argument("-o", "--output", metavar="FILE",
@@ -71,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_log_option(report)
 
     export = commands.add_parser("export", help="write a run's metrics as TensorBoard event files")
-    export.add_argument("target", metavar="PATH", help="a log file or a run directory")
+    export.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
     export.add_argument("--tensorboard", metavar="DIR", required=True,
                         help="a new directory for the event files (tensorboard --logdir DIR)")
     _add_log_option(export, rules=False)
@@ -106,15 +111,16 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command == "check":
         from tui.cli.check import run_check
 
-        return run_check(args.target, args.log, args.json, args.rules)
+        return run_check(args.target, args.log, args.json, args.rules, args.accept_new_host_key)
     if args.command == "report":
         from tui.cli.report_command import run_report
 
-        return run_report(args.target, args.log, args.goal, args.output, args.json, args.rules)
+        return run_report(args.target, args.log, args.goal, args.output, args.json, args.rules,
+                          args.accept_new_host_key)
     if args.command == "export":
         from tui.cli.export import run_export
 
-        return run_export(args.target, args.log, args.tensorboard)
+        return run_export(args.target, args.log, args.tensorboard, args.accept_new_host_key)
     if args.command == "rules":
         from tui.cli.rules_command import run_rules
 
@@ -125,7 +131,8 @@ def _dispatch(argv: list[str] | None) -> int:
         return run_demo(args.speed)
     from tui.cli.dashboard import run_dashboard
 
-    return run_dashboard(args.target, args.log, args.rules, args.on_critical)
+    return run_dashboard(args.target, args.log, args.rules, args.on_critical,
+                         args.accept_new_host_key)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,9 @@ def dumped_samples(run_dir: Path) -> tuple[list[Sample], list[float] | None]:
     return samples, rollout
 
 
-async def _build(target: str, log: str | None, engine: RuleEngine, goal: float | None):
-    async with loaded_run(target, log) as (model, source):
+async def _build(target: str, log: str | None, engine: RuleEngine, goal: float | None,
+                 accept_new_host_key: bool = False):
+    async with loaded_run(target, log, accept_new_host_key) as (model, source):
         if unreadable(model):
             return None
         samples = await printed_samples(model, source)
@@ -49,11 +50,11 @@ async def _build(target: str, log: str | None, engine: RuleEngine, goal: float |
 
 
 def run_report(target: str, log: str | None, goal: float | None, output: str | None,
-               as_json: bool, rules_file: str | None) -> int:
+               as_json: bool, rules_file: str | None, accept_new_host_key: bool = False) -> int:
     """Entry point for ``rlwatch report``."""
     try:
         engine = RuleEngine(load_rules(*override_paths(rules_file)))
-        report = asyncio.run(_build(target, log, engine, goal))
+        report = asyncio.run(_build(target, log, engine, goal, accept_new_host_key))
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from tui.sources.base import LogSource, SourceError
 from tui.sources.discovery import find_training_log
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.local_file import LocalFile
+from tui.sources.ssh.target import parse_target
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,8 +21,21 @@ class OpenedTarget:
     note: str | None
 
 
-def open_target(target: str, log: str | None = None) -> OpenedTarget:
-    """Resolve ``target`` (file or run directory) and ``--log`` to a source."""
+def open_target(target: str, log: str | None = None,
+                accept_new_host_key: bool = False) -> OpenedTarget:
+    """Resolve ``target`` (file, run directory, or ``[user@]host:path``) and ``--log`` to a source.
+
+    A remote source connects (and finds the log in a run directory) in its
+    ``connect()``; nothing touches the network here.
+    """
+    remote = parse_target(target)
+    if remote is not None:
+        from tui.sources.ssh.remote_log import RemoteLog
+
+        if log is not None:
+            path = log if log.startswith("/") else f"{remote.path.rstrip('/')}/{log}"
+            remote = replace(remote, path=path)
+        return OpenedTarget(RemoteLog(remote, NEEDLES, accept_new_host_key), None)
     try:
         return _open_local(Path(target).expanduser(), target, log)
     except PermissionError:

@@ -1,0 +1,141 @@
+"""``rlwatch check`` over a real sshd: the same answer as locally, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from pathlib import Path
+
+from tests.corpus import verl_log
+from tests.sshd import ClientHome, Sshd, keygen
+
+
+def rlwatch(home: ClientHome, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True,
+                          env=home.env(), timeout=120, stdin=subprocess.DEVNULL)
+
+
+def comparable(result: dict) -> dict:
+    """The JSON without what names the place (target and log path)."""
+    result = dict(result, run=dict(result["run"]))
+    result.pop("target")
+    result["run"].pop("log")
+    return result
+
+
+@pytest.mark.parametrize("prefix", ["032", "034"])
+def test_through_an_alias_the_same_json_as_locally(ssh_world, prefix):
+    home, _, _ = ssh_world
+    log = str(verl_log(prefix))
+    remote = rlwatch(home, "check", f"gpu:{log}", "--json")
+    local = rlwatch(home, "check", log, "--json")
+    assert remote.returncode == local.returncode, remote.stderr
+    assert comparable(json.loads(remote.stdout)) == comparable(json.loads(local.stdout))
+    assert json.loads(remote.stdout)["run"]["log"] == f"gpu:{log}"
+
+
+def test_url_with_a_non_default_port(ssh_world):
+    home, gpu, _ = ssh_world
+    done = rlwatch(home, "check", f"ssh://127.0.0.1:{gpu.port}{verl_log('036')}", "--json")
+    assert done.returncode == 2, done.stderr  # 036's nan loss is critical
+    assert json.loads(done.stdout)["latest"]["critic/vf_loss"] == "nan"
+
+
+def test_through_a_proxyjump_hop(ssh_world):
+    home, _, _ = ssh_world
+    done = rlwatch(home, "check", f"inner:{verl_log('036')}", "--json")
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["run"]["steps"] == 1
+
+
+def test_a_run_directory_is_searched_on_the_box(ssh_world, tmp_path):
+    home, _, _ = ssh_world
+    shutil.copy(verl_log("031"), tmp_path / "train.log")
+    (tmp_path / "notes.txt").write_text("nothing\n")
+    done = rlwatch(home, "check", f"gpu:{tmp_path}", "--json")
+    assert json.loads(done.stdout)["run"]["log"] == f"gpu:{tmp_path}/train.log"
+    assert "train.log" in done.stderr
+
+
+def test_hostile_path_is_read_as_a_path_and_executes_nothing(ssh_world, tmp_path):
+    home, _, _ = ssh_world
+    name = f"rlwatch-pwned-{os.getpid()}"  # relative: it would land in the remote home
+    canary = Path.home() / name
+    run_dir = tmp_path / f"run 'q\" $(touch {name}) ; `touch {name}` \n x"
+    run_dir.mkdir()
+    shutil.copy(verl_log("036"), run_dir / "train log $(id).log")
+    done = rlwatch(home, "check", f"gpu:{run_dir}", "--json")
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["run"]["steps"] == 1
+    assert not canary.exists()
+
+
+def test_unknown_host_key_is_refused_then_accepted_with_the_flag(ssh_world, tmp_path):
+    _, gpu, _ = ssh_world
+    home = ClientHome(tmp_path / "fresh")
+    shutil.copy(ssh_world[0].key, home.key)
+    shutil.copy(ssh_world[0].key.with_name("id_ed25519.pub"), home.key.with_name("id_ed25519.pub"))
+    home.add_host("gpu", gpu.port)
+    refused = rlwatch(home, "check", f"gpu:{verl_log('036')}")
+    assert refused.returncode == 3 and "Traceback" not in refused.stderr
+    assert "unknown" in refused.stderr and "--accept-new-host-key" in refused.stderr
+    assert home.known_hosts.read_text() == ""
+    accepted = rlwatch(home, "check", f"gpu:{verl_log('036')}", "--accept-new-host-key")
+    assert accepted.returncode == 2, accepted.stderr
+    assert gpu.host_public_key in home.known_hosts.read_text()
+    again = rlwatch(home, "check", f"gpu:{verl_log('036')}")  # now known: no flag needed
+    assert again.returncode == 2, again.stderr
+
+
+def test_changed_host_key_is_always_refused(ssh_world, tmp_path):
+    _, gpu, _ = ssh_world
+    home = ClientHome(tmp_path / "changed")
+    shutil.copy(ssh_world[0].key, home.key)
+    shutil.copy(ssh_world[0].key.with_name("id_ed25519.pub"), home.key.with_name("id_ed25519.pub"))
+    home.add_host("gpu", gpu.port)
+    other = tmp_path / "other_host_key"
+    kind, blob, *_ = keygen(other).split()
+    home.trust(f"[127.0.0.1]:{gpu.port} {kind} {blob}")
+    done = rlwatch(home, "check", f"gpu:{verl_log('036')}", "--accept-new-host-key")
+    assert done.returncode == 3 and "CHANGED" in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("target", "fragment"), [
+    ("gpu:/no/such/run.log", "no such file"),
+    ("no-such-host.invalid:/x.log", "cannot resolve"),
+])
+def test_errors_users_hit_are_one_line(ssh_world, target, fragment):
+    home, _, _ = ssh_world
+    done = rlwatch(home, "check", target)
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("rlwatch: ") and fragment in done.stderr, done.stderr
+
+
+def test_refused_port_and_failed_authentication(ssh_world, tmp_path):
+    home, gpu, _ = ssh_world
+    stranger = ClientHome(tmp_path / "stranger")  # its key is not authorized on the box
+    stranger.add_host("gpu", gpu.port)
+    stranger.trust(gpu.known_hosts_line())
+    denied = rlwatch(stranger, "check", f"gpu:{verl_log('036')}")
+    assert denied.returncode == 3 and "authentication failed" in denied.stderr
+    closed = Sshd(tmp_path / "closed", [home.public_key])  # configured, never started
+    refused = rlwatch(home, "check", f"ssh://127.0.0.1:{closed.port}/x.log")
+    assert refused.returncode == 3 and "cannot connect" in refused.stderr
+
+
+def test_a_passphrase_protected_key_without_a_terminal_says_what_to_do(ssh_world, tmp_path):
+    _, gpu, _ = ssh_world
+    home = ClientHome(tmp_path / "locked")
+    os.remove(home.key)
+    os.remove(home.key.with_name("id_ed25519.pub"))
+    keygen(home.key, passphrase="correct horse")
+    home.add_host("gpu", gpu.port)
+    home.trust(gpu.known_hosts_line())
+    done = rlwatch(home, "check", f"gpu:{verl_log('036')}")
+    assert done.returncode == 3 and "ssh-add" in done.stderr and "Traceback" not in done.stderr

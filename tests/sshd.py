@@ -1,0 +1,210 @@
+"""A real OpenSSH server for the SSH tests, and a throwaway client home to reach it.
+
+Each ``Sshd`` is an ``sshd -D -e`` on 127.0.0.1 with its own host key, its own
+``sshd_config`` and an authorized key, all under a temporary directory; it
+never reads the machine's /etc/ssh. ``ClientHome`` is a directory that stands
+in for ``$HOME``: ``.ssh/config``, ``.ssh/known_hosts`` and a key pair, so the
+code under test reads the user's OpenSSH setup the way it would on a laptop
+while the real ``~/.ssh`` is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd")
+
+
+def find_sshd() -> str | None:
+    """The sshd binary, or None where OpenSSH's server is not installed."""
+    found = shutil.which("sshd")
+    if found:
+        return found
+    return next((path for path in SSHD_CANDIDATES if os.access(path, os.X_OK)), None)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def keygen(path: Path, passphrase: str = "", comment: str = "rlwatch-test") -> str:
+    """Create an ed25519 key pair at ``path``; return the public key line."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", comment,
+                    "-f", str(path)], check=True, stdin=subprocess.DEVNULL)
+    return path.with_name(path.name + ".pub").read_text().strip()
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"sshd exited with status {process.returncode}: "
+                               f"{process.stderr.read().decode(errors='replace') if process.stderr else ''}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"sshd did not listen on port {port}")
+
+
+@dataclass
+class Sshd:
+    """One sshd on 127.0.0.1:``port`` that lets ``authorized_keys`` in as the current user."""
+
+    directory: Path
+    authorized_keys: list[str]
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen | None = None
+
+    def __post_init__(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.host_key = self.directory / "ssh_host_ed25519_key"
+        if not self.host_key.exists():
+            keygen(self.host_key, comment="rlwatch-test-host")
+        (self.directory / "authorized_keys").write_text("\n".join(self.authorized_keys) + "\n")
+        self.config = self.directory / "sshd_config"
+        self.config.write_text(
+            f"Port {self.port}\n"
+            "ListenAddress 127.0.0.1\n"
+            f"HostKey {self.host_key}\n"
+            f"PidFile {self.directory / 'sshd.pid'}\n"
+            f"AuthorizedKeysFile {self.directory / 'authorized_keys'}\n"
+            "UsePAM no\n"
+            "StrictModes no\n"
+            "PermitRootLogin prohibit-password\n"
+            "PasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\n"
+            "PubkeyAuthentication yes\n"
+            "AllowTcpForwarding yes\n"
+            "Compression yes\n"
+            "MaxStartups 64\n"
+            "MaxSessions 32\n"
+            "LogLevel ERROR\n"
+        )
+
+    @property
+    def host_public_key(self) -> str:
+        """The server's public key as ``type base64`` (no comment), as known_hosts lists it."""
+        kind, blob, *_ = self.host_key.with_name(self.host_key.name + ".pub").read_text().split()
+        return f"{kind} {blob}"
+
+    def known_hosts_line(self) -> str:
+        """The line OpenSSH's client writes for this server."""
+        return f"[127.0.0.1]:{self.port} {self.host_public_key}"
+
+    def start(self) -> Sshd:
+        """Start (or restart) the server and wait until it accepts connections."""
+        if os.geteuid() == 0:
+            # sshd refuses to start as root without its privilege-separation
+            # directory; the openssh-server package creates it at boot.
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        self.process = subprocess.Popen([find_sshd() or "sshd", "-D", "-e", "-f", str(self.config)],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE)
+        _wait_for_port(self.port, self.process)
+        return self
+
+    def stop(self) -> None:
+        """Stop the listener and every session it forked, as a reboot of the box would."""
+        if self.process is None:
+            return
+        for pid in self.session_pids():
+            _kill(pid)
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stderr:
+            self.process.stderr.close()
+        self.process = None
+
+    def session_pids(self) -> list[int]:
+        """The per-connection sshd processes forked by this listener."""
+        if self.process is None:
+            return []
+        return [pid for pid in _all_pids() if _parent(pid) == self.process.pid]
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes whose arguments contain ``text`` (e.g. a unique path)."""
+    found = []
+    for pid in _all_pids():
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in raw and pid != os.getpid():
+            found.append(raw.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+@dataclass
+class ClientHome:
+    """A stand-in ``$HOME`` holding the client's ``.ssh`` directory."""
+
+    path: Path
+
+    def __post_init__(self) -> None:
+        self.ssh = self.path / ".ssh"
+        self.ssh.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.key = self.ssh / "id_ed25519"
+        if not self.key.exists():
+            keygen(self.key)
+        self.public_key = self.key.with_name("id_ed25519.pub").read_text().strip()
+        self.config = self.ssh / "config"
+        self.known_hosts = self.ssh / "known_hosts"
+        self.config.touch()
+        self.known_hosts.touch()
+
+    def add_host(self, alias: str, port: int, *, user: str | None = None, extra: str = "") -> None:
+        """Append a ``Host`` block for ``alias`` pointing at 127.0.0.1:``port``."""
+        lines = [f"Host {alias}", "  HostName 127.0.0.1", f"  Port {port}",
+                 f"  IdentityFile {self.key}", "  IdentitiesOnly yes"]
+        if user:
+            lines.append(f"  User {user}")
+        lines.extend(f"  {line}" for line in extra.splitlines() if line.strip())
+        with open(self.config, "a") as handle:
+            handle.write("\n".join(lines) + "\n")
+
+    def trust(self, line: str) -> None:
+        """Add a known_hosts line."""
+        with open(self.known_hosts, "a") as handle:
+            handle.write(line + "\n")
+
+    def env(self) -> dict[str, str]:
+        """An environment for a subprocess that should use this home (and no agent)."""
+        env = {key: value for key, value in os.environ.items() if key != "SSH_AUTH_SOCK"}
+        env["HOME"] = str(self.path)
+        return env

@@ -1,0 +1,158 @@
+"""One asyncssh connection per host, made the way the user's own ``ssh`` would make it.
+
+asyncssh reads ``~/.ssh/config`` (Host aliases, HostName, User, Port,
+IdentityFile, ProxyJump), talks to the agent, tries the default keys and
+checks ``~/.ssh/known_hosts``. rlwatch adds only the host-key policy of
+OpenSSH's ``StrictHostKeyChecking``: an unknown key is refused unless the user
+passed ``--accept-new-host-key`` (then recorded, like ``accept-new``); a
+changed key is always refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tui.sources.base import SourceError
+from tui.sources.ssh.target import RemoteTarget
+
+CONNECT_TIMEOUT_S = 15.0
+
+
+def _ssh_dir() -> Path:
+    return Path(os.path.expanduser("~")) / ".ssh"
+
+
+@dataclass
+class _SeenHost:
+    """What known_hosts said about each host key asyncssh asked about."""
+
+    asked: list[tuple[str, int | None, bool]] = field(default_factory=list)
+
+
+def _known_hosts_callback(path: Path, seen: _SeenHost):
+    """known_hosts for asyncssh, remembering whether each host had any entry at all."""
+    import asyncssh
+
+    def lookup(host: str, addr: str, port: int | None):
+        try:
+            known = asyncssh.read_known_hosts(str(path)) if path.exists() else None
+        except (OSError, ValueError):
+            known = None
+        if known is None:
+            seen.asked.append((host, port, False))
+            return [], [], [], [], [], [], []
+        matched = known.match(host, addr, port)
+        seen.asked.append((host, port, bool(matched[0] or matched[1] or matched[2])))
+        return matched
+
+    return lookup
+
+
+def _known_hosts_name(host: str, port: int | None) -> str:
+    return host if port in (None, 22) else f"[{host}]:{port}"
+
+
+async def connect(target: RemoteTarget, accept_new_host_key: bool = False):
+    """An open asyncssh connection to ``target``'s host, or SourceError with what to do."""
+    import asyncssh
+
+    known_hosts = _ssh_dir() / "known_hosts"
+    config = [str(_ssh_dir() / "config")] if (_ssh_dir() / "config").exists() else []
+    passphrase: str | None = None
+    for attempt in range(3):
+        seen = _SeenHost()
+        try:
+            return await asyncssh.connect(
+                target.host, port=target.port or (), username=target.user or (), config=config,
+                known_hosts=_known_hosts_callback(known_hosts, seen), passphrase=passphrase,
+                compression_algs=["zlib@openssh.com", "zlib", "none"],
+                connect_timeout=CONNECT_TIMEOUT_S, keepalive_interval=30, keepalive_count_max=4)
+        except asyncssh.HostKeyNotVerifiable:
+            host, port, had_entry = seen.asked[-1] if seen.asked else (target.host, target.port, False)
+            name = _known_hosts_name(host, port)
+            if had_entry:
+                raise SourceError(
+                    f"{target.host}: the host key of {name} has CHANGED since it was recorded in "
+                    f"{known_hosts}; refusing to connect (it may be a man-in-the-middle). If the host "
+                    f"was reinstalled, check its new key, remove the old one with "
+                    f"`ssh-keygen -R '{name}'` and connect once with ssh") from None
+            if not accept_new_host_key or attempt > 0:
+                raise SourceError(
+                    f"{target.host}: the host key of {name} is unknown (not in {known_hosts}); "
+                    f"connect once with `ssh {target.host}` to check and accept it, or pass "
+                    "--accept-new-host-key") from None
+            await _record_host_key(target, config, host, port, known_hosts)
+        except asyncssh.KeyImportError as error:
+            if "passphrase" not in str(error).lower() or passphrase is not None:
+                raise SourceError(f"{target.host}: cannot use your key: {error}") from None
+            passphrase = _ask_passphrase(target)
+        except asyncssh.PermissionDenied:
+            if passphrase is None and _encrypted_keys(config):
+                passphrase = _ask_passphrase(target)
+                continue
+            user = f"{target.user}@" if target.user else ""
+            raise SourceError(f"{user}{target.host}: authentication failed (no key was accepted; "
+                              "is it in ssh-agent or ~/.ssh, and authorized on the box?)") from None
+        except socket.gaierror:
+            raise SourceError(f"{target.host}: cannot resolve the host name") from None
+        except (asyncio.TimeoutError, TimeoutError):
+            raise SourceError(f"{target.host}: no answer within {CONNECT_TIMEOUT_S:.0f} s "
+                              "(host down or unreachable?)") from None
+        except ValueError as error:  # a private key that does not match its .pub, say
+            raise SourceError(f"{target.host}: cannot use your key: {error}") from None
+        except (OSError, asyncssh.Error) as error:
+            reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or str(error)
+            raise SourceError(f"{target.host}: cannot connect: {reason}") from None
+    raise SourceError(f"{target.host}: cannot connect")
+
+
+def _encrypted_keys(config: list[str]) -> list[Path]:
+    """Passphrase-protected keys asyncssh would have offered (the defaults and IdentityFile)."""
+    import asyncssh
+
+    paths = [_ssh_dir() / name for name in ("id_ed25519", "id_ecdsa", "id_rsa")]
+    for config_file in config:
+        for line in Path(config_file).read_text(errors="replace").splitlines():
+            parts = line.split(None, 1)
+            if len(parts) == 2 and parts[0].lower() == "identityfile":
+                paths.append(Path(os.path.expanduser(parts[1].strip().strip('"'))))
+    locked = []
+    for path in paths:
+        try:
+            asyncssh.read_private_key(str(path))
+        except asyncssh.KeyImportError as error:
+            if "passphrase" in str(error).lower():
+                locked.append(path)
+        except (OSError, ValueError):
+            continue
+    return locked
+
+
+def _ask_passphrase(target: RemoteTarget) -> str:
+    """Ask for the key's passphrase before the dashboard takes the terminal."""
+    if not sys.stdin.isatty():
+        raise SourceError(f"{target.host}: your key is passphrase-protected; add it to ssh-agent "
+                          "(`ssh-add`) or run rlwatch in a terminal to type the passphrase")
+    return getpass.getpass(f"Passphrase for your SSH key (to reach {target.host}): ")
+
+
+async def _record_host_key(target: RemoteTarget, config: list[str], host: str, port: int | None,
+                           known_hosts: Path) -> None:
+    """``--accept-new-host-key``: fetch the unknown key (no login) and append it to known_hosts."""
+    import asyncssh
+
+    key = await asyncssh.get_server_host_key(target.host, port=target.port or (), config=config)
+    if key is None:
+        raise SourceError(f"{target.host}: the server offered no host key")
+    known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    line = f"{_known_hosts_name(host, port)} {key.export_public_key('openssh').decode().strip()}\n"
+    with open(known_hosts, "a") as handle:
+        handle.write(line)
+    print(f"rlwatch: recorded the host key of {_known_hosts_name(host, port)} in {known_hosts}",
+          file=sys.stderr)
