@@ -102,3 +102,11 @@ def test_error_text_is_a_status(text):
     with pytest.raises(SmiFormatError) as caught:
         parse_info(text)
     assert str(caught.value).startswith("npu-smi: ")
+
+
+def test_a_device_missing_its_second_row_does_not_pair_with_the_next_device():
+    lines = data(smi("025")).decode().splitlines(keepends=True)
+    del lines[10]  # NPU 1's second row
+    chips = parse_info("".join(lines))
+    assert [chip.npu_id for chip in chips] == [0, 2, 3, 4, 5, 6, 7]
+    assert chips[1].power_w == 94.2

@@ -97,7 +97,10 @@ def parse_info(data: bytes | str, tool: str = "npu-smi") -> list[AcceleratorSamp
     samples: list[AcceleratorSample] = []
     found: list[tuple[int, int, AcceleratorProcess]] = []
     for line in text.splitlines():
-        if not line.lstrip().startswith("|") or is_rule(line):
+        if is_rule(line):
+            pending = None  # a device's two rows are never split by a rule: a cut device ends here
+            continue
+        if not line.lstrip().startswith("|"):
             continue
         row = cells(line)
         if any(cell.startswith("Process id") for cell in row):
