@@ -80,8 +80,9 @@ async def test_init_once_and_shutdown_on_close():
     assert library.initialised == 0
 
 
-def test_pynvml_is_imported_lazily():
+def test_pynvml_is_imported_lazily_and_the_core_stays_free_of_ui_and_ssh():
     code = ("import sys\nimport tui.sources.accelerators.watch, tui.sources.accelerators.snapshot\n"
-            "import tui.model.accelerators\nprint('pynvml' in sys.modules)")
+            "import tui.model.accelerators, tui.parsers.smi.npu_smi_info\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pynvml', 'textual', 'asyncssh', 'rich'}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "False", done.stderr
+    assert done.stdout.strip() == "[]", done.stderr
