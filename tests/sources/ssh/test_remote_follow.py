@@ -1,0 +1,111 @@
+"""Following a remote log: new lines arrive, drops are survived, nothing is left on the box."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.sshd import processes_mentioning
+from tui.feed import Feed
+from tui.model.run_model import RunModel
+from tui.parsers.log_scanner import NEEDLES
+from tui.sources.base import Status
+from tui.sources.ssh.remote_log import RemoteLog
+from tui.sources.ssh.target import RemoteTarget
+
+LINE = "step:{} - critic/score/mean:0.{} - actor/pg_loss:0.01 - timing_s/step:2.0 " + "x/pad:1 - " * 100 + "z:1\n"
+
+
+async def wait_until(predicate, timeout: float = 10.0) -> float:
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout:
+            raise AssertionError("timed out")
+        await asyncio.sleep(0.01)
+    return time.monotonic() - start
+
+
+def write(path, first: int, last: int) -> None:
+    with open(path, "a") as handle:
+        for step in range(first, last + 1):
+            handle.write(f"reward chatter for step {step}\n" + LINE.format(step, step % 10))
+
+
+async def test_appended_lines_arrive_within_a_second_and_no_tail_is_left(client_home, tmp_path):
+    log = tmp_path / "grpo.log"
+    write(log, 1, 5)
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+    await source.connect()
+    model = RunModel()
+    task = asyncio.create_task(Feed(source, model).run(follow=True))
+    try:
+        await wait_until(lambda: model.last_step == 5)
+        write(log, 6, 6)
+        assert await wait_until(lambda: model.last_step == 6) < 1.0
+        assert processes_mentioning(str(log))  # the remote tail is running
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await source.close()
+    await wait_until(lambda: not processes_mentioning(str(log)), timeout=5)
+
+
+async def test_a_dropped_connection_resumes_without_losing_or_repeating(client_home, ssh_world, tmp_path):
+    _, gpu, _ = ssh_world
+    log = tmp_path / "grpo.log"
+    write(log, 1, 3)
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+    await source.connect()
+    model = RunModel()
+    statuses: list[Status] = []
+    feed = Feed(source, model, on_status=statuses.append)
+    task = asyncio.create_task(feed.run(follow=True))
+    try:
+        await wait_until(lambda: model.last_step == 3)
+        for pid in gpu.session_pids():  # the box's side of our connection dies
+            os.kill(pid, signal.SIGKILL)
+        write(log, 4, 6)  # written while we are away
+        await wait_until(lambda: any(not s.ok for s in statuses), timeout=10)
+        write(log, 7, 8)
+        await wait_until(lambda: model.last_step == 8, timeout=20)
+        assert list(model.series["critic/score/mean"].steps) == list(range(1, 9))  # none lost, none twice
+        assert any("reconnected" in s.text for s in statuses)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await source.close()
+
+
+def test_killing_rlwatch_leaves_no_process_on_the_box(ssh_world, tmp_path):
+    home, _, _ = ssh_world
+    log = tmp_path / "grpo.log"
+    write(log, 1, 2)
+    code = ("import asyncio\n"
+            "from tui.sources.ssh.remote_log import RemoteLog\n"
+            "from tui.sources.ssh.target import RemoteTarget\n"
+            "async def main():\n"
+            f"    s = RemoteLog(RemoteTarget('gpu', {str(log)!r}))\n"
+            "    await s.connect()\n"
+            "    async for event in s.stream(0, True):\n"
+            "        print(type(event).__name__, flush=True)\n"
+            "asyncio.run(main())\n")
+    child = subprocess.Popen([sys.executable, "-c", code], env=home.env(), stdout=subprocess.PIPE,
+                             text=True, cwd=os.getcwd())
+    try:
+        assert child.stdout.readline().strip() == "Data"
+        deadline = time.monotonic() + 5
+        while not processes_mentioning(str(log)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert processes_mentioning(str(log))
+        child.kill()  # no goodbye: the TCP connection just drops
+        child.wait()
+        deadline = time.monotonic() + 10
+        while processes_mentioning(str(log)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_mentioning(str(log)) == []
+    finally:
+        child.kill()
