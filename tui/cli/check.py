@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -51,6 +52,12 @@ async def load(target: str, log: str | None, accept_new_host_key: bool = False) 
         return model
 
 
+async def _load_with_accelerators(target: str, log: str | None, accept_new_host_key: bool
+                                  ) -> tuple[RunModel, list[dict]]:
+    async with loaded_run(target, log, accept_new_host_key) as (model, source):
+        return model, await accelerators_of(source)
+
+
 def unreadable(model: RunModel) -> bool:
     """Nothing verl-like in the log at all: say so instead of reporting emptiness."""
     if model.step_count or model.progress is not None or model.incidents:
@@ -60,7 +67,8 @@ def unreadable(model: RunModel) -> bool:
     return True
 
 
-def report(target: str, model: RunModel, findings: list[Finding]) -> dict:
+def report(target: str, model: RunModel, findings: list[Finding],
+           accelerators: list[dict] | None = None) -> dict:
     """The ``check --json`` object (its shape is a contract users script against)."""
     return {
         "target": target,
@@ -74,8 +82,28 @@ def report(target: str, model: RunModel, findings: list[Finding]) -> dict:
         },
         "latest": {key: format_value(value) for key, value in model.latest().items()},
         "findings": [finding.to_json() for finding in findings],
-        "accelerators": [],
+        "accelerators": accelerators or [],
     }
+
+
+async def accelerators_of(source: LogSource) -> list[dict]:
+    """One reading of the run's own host: NVML/nvidia-smi/npu-smi here, or over the run's SSH
+    connection. A host without accelerators (a laptop reading a copied log) is no error."""
+    from tui.sources.accelerators.detect import NONE_FOUND
+    from tui.sources.accelerators.snapshot import take_snapshot
+
+    connection = getattr(source, "connection", None)
+    if connection is not None:
+        from tui.sources.ssh.ssh_runner import SshRunner
+
+        snapshot = await take_snapshot(SshRunner(connection), source.target.host)
+    else:
+        from tui.sources.accelerators.runner import LocalRunner
+
+        snapshot = await take_snapshot(LocalRunner(), socket.gethostname(), local=True)
+    if snapshot.problem and snapshot.problem != NONE_FOUND:
+        print(f"rlwatch: {snapshot.host}: {snapshot.problem}", file=sys.stderr)
+    return [sample.to_json() for sample in snapshot.samples]
 
 
 def _finite_or_none(value: float | None) -> float | None:
@@ -114,14 +142,14 @@ def run_check(target: str, log: str | None, as_json: bool, rules_file: str | Non
     """Entry point for ``rlwatch check``."""
     try:
         engine = RuleEngine(load_rules(*override_paths(rules_file)))
-        model = asyncio.run(load(target, log, accept_new_host_key))
+        model, accelerators = asyncio.run(_load_with_accelerators(target, log, accept_new_host_key))
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE
     if unreadable(model):
         return exit_codes.UNREADABLE
     findings = engine.evaluate(model, now=time.time())
-    result = report(target, model, findings)
+    result = report(target, model, findings, accelerators)
     if as_json:
         print(json.dumps(result))
     else:

@@ -38,6 +38,11 @@ class RemoteLog:
         self._conn = None
 
     @property
+    def connection(self):
+        """The open asyncssh connection (shared with the accelerator pollers)."""
+        return self._conn
+
+    @property
     def label(self) -> str:
         return f"{self.target.host}:{self.path}"
 

@@ -1,0 +1,63 @@
+"""Running the accelerator tools on the training box over the run's SSH connection.
+
+The same ``CommandRunner`` contract as ``LocalRunner``: every argv is joined
+with ``shlex`` (nothing the box runs is built from unquoted text), and a
+command's failure becomes ``ToolMissing``/``CommandFailed``. A non-login SSH
+shell often lacks npu-smi's directory on PATH, so the usual places are added.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import AsyncGenerator, Sequence
+
+from tui.sources.accelerators.runner import CommandFailed, failure
+
+# Where Ascend and NVIDIA installs put their tools when a non-login shell's PATH lacks them.
+EXTRA_PATH = "/usr/local/sbin:/usr/local/Ascend/driver/tools:/usr/local/nvidia/bin"
+
+
+def _command(argv: Sequence[str]) -> str:
+    return f"PATH=\"$PATH:{EXTRA_PATH}\" exec {shlex.join(argv)}"
+
+
+class SshRunner:
+    """Runs commands on one host through an open asyncssh connection."""
+
+    def __init__(self, connection) -> None:
+        self.connection = connection
+
+    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> bytes:
+        import asyncssh
+
+        try:
+            result = await asyncio.wait_for(
+                self.connection.run(_command(argv), encoding=None, check=False), timeout)
+        except asyncio.TimeoutError:
+            raise CommandFailed(argv, None, b"", f"{argv[0]} did not answer within {timeout:g} s") from None
+        except (OSError, asyncssh.Error) as error:
+            raise CommandFailed(argv, None, str(error).encode()) from None
+        if result.exit_status != 0:
+            raise failure(argv, result.exit_status, (result.stdout or b"") + (result.stderr or b""))
+        return result.stdout or b""
+
+    async def stream_lines(self, argv: Sequence[str]) -> AsyncGenerator[bytes, None]:
+        import asyncssh
+
+        try:
+            process = await self.connection.create_process(_command(argv), encoding=None,
+                                                           stderr=asyncssh.STDOUT)
+        except (OSError, asyncssh.Error) as error:
+            raise CommandFailed(argv, None, str(error).encode()) from None
+        recent: list[bytes] = []
+        try:
+            while line := await process.stdout.readline():
+                recent = (recent + [line])[-20:]
+                yield line.rstrip(b"\r\n")
+            await process.wait_closed()
+        finally:
+            process.close()  # the remote -l loop ends with the channel
+        status = process.exit_status
+        if status not in (0, None):
+            raise failure(argv, status, b"".join(recent))
