@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
-                  on_critical: str | None = None, accept_new_host_key: bool = False) -> int:
+                  on_critical: str | None = None, accept_new_host_key: bool = False,
+                  gpu_hosts: tuple[str, ...] = ()) -> int:
     """The dashboard on a log file or run directory; returns the exit status."""
     try:
         rules = load_rules(*override_paths(rules_file))
@@ -34,7 +35,9 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
         run_dir = Path(target).expanduser()
         return asyncio.run(_watch(opened.source, note=opened.note, rules=rules,
                                   on_critical=on_critical,
-                                  run_dir=run_dir if run_dir.is_dir() else None))
+                                  run_dir=run_dir if run_dir.is_dir() else None,
+                                  app_options={"gpu_hosts": gpu_hosts,
+                                               "accept_new_host_key": accept_new_host_key}))
     except (SourceError, RuleFileError) as error:
         return _unreadable(error)
 
@@ -52,13 +55,13 @@ def run_demo(speed: float) -> int:
 
 async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None,
                  rules: list[RuleSpec] | None = None, on_critical: str | None = None,
-                 run_dir: Path | None = None) -> int:
+                 run_dir: Path | None = None, app_options: dict | None = None) -> int:
     from tui.ui.app import RlwatchApp
 
     try:
         note = await source.connect() or note
         app = RlwatchApp(source, label=label, note=note, rules=rules, on_critical=on_critical,
-                         run_dir=run_dir)
+                         run_dir=run_dir, **(app_options or {}))
         _exit_on_hangup(app)
         await app.run_async()
     finally:
@@ -78,7 +81,9 @@ async def _demo(speed: float) -> int:
         writer = asyncio.create_task(replay.run())
         try:
             label = f"{DEMO_LABEL}, replayed at {speed:g} steps/s"
-            return await _watch(LocalFile(replay.path), label=label)
+            # The demo's run is a replay: this machine's GPUs are not its accelerators.
+            return await _watch(LocalFile(replay.path), label=label,
+                                app_options={"watch_accelerators": False})
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--on-critical", metavar="CMD",
                        help="run CMD (through your shell) with each new critical finding as JSON "
                             "on stdin, e.g. to page someone or post to Slack")
+    watch.add_argument("--gpus", metavar="HOST[,HOST…]", action="append", default=[],
+                       help="other nodes of a multi-node run whose accelerators to show too "
+                            "(ssh_config aliases or [user@]host; repeatable)")
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
     check.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
@@ -131,8 +134,9 @@ def _dispatch(argv: list[str] | None) -> int:
         return run_demo(args.speed)
     from tui.cli.dashboard import run_dashboard
 
+    gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
     return run_dashboard(args.target, args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key)
+                         args.accept_new_host_key, gpu_hosts)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
+from tui.accelerator_feed import feed_accelerators, runner_for_host, runner_for_source
 from tui.alerts import CriticalAlerts, run_hook
 from tui.feed import Feed
+from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
@@ -61,13 +63,16 @@ class RlwatchApp(App[None]):
 
     def __init__(self, source: LogSource, *, label: str | None = None, note: str | None = None,
                  rules: list[RuleSpec] | None = None, on_critical: str | None = None,
-                 run_dir: Path | None = None) -> None:
+                 run_dir: Path | None = None, gpu_hosts: tuple[str, ...] = (),
+                 watch_accelerators: bool = True, accept_new_host_key: bool = False) -> None:
         """``label`` names the run in the header (default: the source's label);
         ``note`` is shown in the status area at start (which log was chosen);
         ``rules`` are the health rules (default: the shipped ones); ``on_critical``
         is a shell command run with each new critical finding as JSON on stdin;
         ``run_dir`` is the run directory the user named, where the file logger's
-        JSONL and TensorBoard events may lie beside the console log."""
+        JSONL and TensorBoard events may lie beside the console log; ``gpu_hosts``
+        are other nodes whose accelerators are shown beside the run's own host's
+        (``watch_accelerators`` False: none at all, as in the demo)."""
         super().__init__()
         self.engine = RuleEngine(rules if rules is not None else load_rules())
         self.alerts = CriticalAlerts()
@@ -79,7 +84,12 @@ class RlwatchApp(App[None]):
         self.model = RunModel(source.label)
         self.feed = Feed(source, self.model, on_change=self._model_changed,
                          on_status=self._source_event)
-        self.dashboard = DashboardScreen(self.model, label or source.label)
+        self.accelerators = AcceleratorHistory()
+        self.gpu_hosts = gpu_hosts
+        self.watch_accelerators = watch_accelerators
+        self.accept_new_host_key = accept_new_host_key
+        self.dashboard = DashboardScreen(self.model, label or source.label, self.accelerators)
+        self._accelerators_dirty = False
         self.note = note
         self._dirty = False
         self._drawing = False
@@ -95,6 +105,26 @@ class RlwatchApp(App[None]):
         self.set_interval(REDRAW_SECONDS, self._redraw)
         self.run_worker(self._follow(), name="feed", group="feed")
         self._follow_logger_files()
+        if self.watch_accelerators:
+            runner, host, local = runner_for_source(self.source)
+            self.run_worker(self._follow_accelerators(runner, host, local), group="accelerators")
+            for other in self.gpu_hosts:
+                self.run_worker(self._follow_other_host(other), group="accelerators")
+
+    async def _follow_accelerators(self, runner, host: str, local: bool) -> None:
+        await feed_accelerators(runner, host, local, self.accelerators, self._accelerators_changed)
+
+    async def _follow_other_host(self, host: str) -> None:
+        try:
+            runner = await runner_for_host(host, self.accept_new_host_key)
+        except SourceError as error:
+            self.accelerators.set_status(host, str(error), False, time.time())
+            self._accelerators_changed()
+            return
+        await self._follow_accelerators(runner, host, False)
+
+    def _accelerators_changed(self) -> None:
+        self._accelerators_dirty = True
 
     async def _follow(self) -> None:
         try:
@@ -132,6 +162,9 @@ class RlwatchApp(App[None]):
             self.dashboard.show_status(event.text, "ok" if event.ok else "error")
 
     async def _redraw(self) -> None:
+        if self._accelerators_dirty:
+            self._accelerators_dirty = False
+            self.dashboard.accelerators.show()
         started = time.monotonic()
         judgement_due = started - self._judged_at > JUDGE_IDLE_SECONDS
         if (not self._dirty and not judgement_due) or self._drawing or started < self._next_redraw_at:

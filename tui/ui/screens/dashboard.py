@@ -10,11 +10,13 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from tui.model.aliases import DASHBOARD_CONCEPTS
+from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding
 from tui.ui.health import active_on, run_state
 from tui.ui.run_context import run_context
 from tui.ui.screens.help import PANEL_GUIDE
+from tui.ui.widgets.accelerator_strip import AcceleratorStrip
 from tui.ui.widgets.metric_grid import MetricGrid
 from tui.ui.widgets.metric_panel import MetricPanel
 from tui.ui.widgets.run_header import RunHeader, StatusKind
@@ -26,9 +28,10 @@ class DashboardScreen(Screen):
     BINDINGS = [Binding("c", "chart", "Chart", tooltip="the focused panel's metric over the whole run")]
     GUIDE = PANEL_GUIDE
 
-    def __init__(self, model: RunModel, label: str) -> None:
+    def __init__(self, model: RunModel, label: str, accelerators: AcceleratorHistory) -> None:
         super().__init__()
         self.model = model
+        self.accelerators = AcceleratorStrip(accelerators)
         # Made here, not in compose, so a status can be shown before the screen is mounted.
         self.header = RunHeader(label)
         self.grid = MetricGrid(DASHBOARD_CONCEPTS)
@@ -36,6 +39,7 @@ class DashboardScreen(Screen):
     def compose(self) -> ComposeResult:
         yield self.header
         yield self.grid
+        yield self.accelerators
         yield Footer()
 
     async def show_model(self) -> None:
