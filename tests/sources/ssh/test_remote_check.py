@@ -139,3 +139,13 @@ def test_a_passphrase_protected_key_without_a_terminal_says_what_to_do(ssh_world
     home.trust(gpu.known_hosts_line())
     done = rlwatch(home, "check", f"gpu:{verl_log('036')}")
     assert done.returncode == 3 and "ssh-add" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_line_still_being_written_is_read_once_and_whole(ssh_world, tmp_path):
+    home, _, _ = ssh_world
+    log = tmp_path / "grpo.log"
+    log.write_bytes(verl_log("031").read_bytes() + b"step:999 - critic/score/mean:0.25 - actor/pg_loss:0.0")
+    remote = json.loads(rlwatch(home, "check", f"gpu:{log}", "--json").stdout)
+    local = json.loads(rlwatch(home, "check", str(log), "--json").stdout)
+    assert comparable(remote) == comparable(local)
+    assert remote["run"]["last_step"] == 999 and remote["latest"]["critic/score/mean"] == 0.25

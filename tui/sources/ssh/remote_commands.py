@@ -42,10 +42,22 @@ def size(path: str) -> str:
     return f"stat -c %s -- {shlex.quote(path)}"
 
 
-def backfill(path: str, needles: Sequence[bytes], limit: int) -> str:
-    """``grep -b`` for the needles over the first ``limit`` bytes: ``OFFSET:LINE`` per match."""
+def backfill(path: str, needles: Sequence[bytes], window: int = 1 << 20) -> str:
+    """One round trip: ``RESUME <offset>`` — the end of the last whole line present now —
+    then ``grep -b`` for the needles over the bytes before it: ``OFFSET:LINE`` per match.
+
+    A line still being written is left to the follower, which starts at that
+    offset, so it is read once and whole. Only the last ``window`` bytes are read
+    to find it (``tail -c +N`` seeks), and the file once more by grep.
+    """
     patterns = " ".join(f"-e {shlex.quote(n.decode())}" for n in needles)
-    return f"head -c {int(limit)} -- {shlex.quote(path)} | LC_ALL=C grep -a -b -F {patterns}"
+    return (f"f={shlex.quote(path)}; s=$(stat -c %s -- \"$f\") || exit 3; "
+            f"w=$(( s < {int(window)} ? s : {int(window)} )); "
+            "win() { tail -c +$(( s - w + 1 )) -- \"$f\" | head -c \"$w\"; }; "
+            "if [ \"$s\" -eq 0 ] || [ \"$(win | tail -c 1 | od -An -tx1 | tr -d ' \\n')\" = 0a ]; "
+            "then r=$s; else o=$(win | LC_ALL=C grep -a -b '' | tail -n 1 | cut -d: -f1); "
+            "r=$(( s - w + o )); fi; echo \"RESUME $r\"; "
+            f"head -c \"$r\" -- \"$f\" | LC_ALL=C grep -a -b -F {patterns}")
 
 
 def read_range(path: str, start: int, end: int) -> str:

@@ -20,8 +20,6 @@ from tui.sources.ssh.target import RemoteTarget
 
 _CHUNK = 1 << 20
 _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
-# How far back from the end a whole line is looked for when a backfill stops.
-_TAIL_WINDOW = 1 << 20
 # What GNU tail -F says on stderr when the file shrank under it.
 _RESTARTED = "file truncated"
 
@@ -122,18 +120,16 @@ class RemoteLog:
                     yield Status(f"{error}; retrying", ok=False)
 
     async def _backfill(self) -> AsyncIterator[Lines]:
-        size_text = (await self._run(remote_commands.size(self.path))).strip()
-        if not size_text.isdigit():
-            raise SourceError(f"{self.label}: cannot read the file's size")
-        size = int(size_text)
-        tail = await self.read_range(max(0, size - _TAIL_WINDOW), size)
-        newline = tail.rfind(b"\n")
-        resume_at = max(0, size - len(tail)) + newline + 1 if newline != -1 else 0
         process = await self._conn.create_process(
-            remote_commands.backfill(self.path, self.prefilter, resume_at), encoding=None)
+            remote_commands.backfill(self.path, self.prefilter), encoding=None)
         output = GrepOutput()
+        resume_at: int | None = None
         batch: list[tuple[int, bytes]] = []
         try:
+            header = await process.stdout.readline()
+            if not header.startswith(b"RESUME ") or not header[7:].strip().isdigit():
+                raise SourceError(f"{self.label}: cannot read the file")
+            resume_at = int(header[7:])
             while chunk := await process.stdout.read(_CHUNK):
                 batch += [(o, line) for o, line in output.feed(chunk) if o < resume_at]
                 if len(batch) > 2000:

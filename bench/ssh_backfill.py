@@ -1,0 +1,133 @@
+"""Remote figures over a loopback sshd: time to a full dashboard, bytes over the wire,
+the same through a 10 MB/s + 20 ms link, follow latency, and client CPU while idle.
+
+Baseline, in the same run over the same connection setup: ``ssh host grep -c step: log``
+(OpenSSH's own client). The log is bench/make_log.py's: a real run's 1,120 step
+lines in reward-function chatter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.make_log import build  # noqa: E402
+from bench.table import Row, print_table  # noqa: E402
+from bench.throttle_proxy import ThrottleProxy  # noqa: E402
+from tests.sshd import ClientHome, Sshd  # noqa: E402
+from tui.feed import Feed  # noqa: E402
+from tui.model.run_model import RunModel  # noqa: E402
+from tui.parsers.log_scanner import NEEDLES  # noqa: E402
+from tui.sources.ssh.remote_log import RemoteLog  # noqa: E402
+from tui.sources.ssh.target import RemoteTarget  # noqa: E402
+
+
+def ssh_grep(home: ClientHome, alias: str, log: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(["ssh", "-F", str(home.config), "-o", f"UserKnownHostsFile={home.known_hosts}",
+                    alias, f"grep -c step: {log}"], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+async def load(alias: str, log: Path, proxy: ThrottleProxy | None = None) -> tuple[float, int, RemoteLog]:
+    start = time.perf_counter()
+    source = RemoteLog(RemoteTarget(alias, str(log)), NEEDLES)
+    await source.connect()
+    model = RunModel()
+    await Feed(source, model).run(follow=False)
+    elapsed = time.perf_counter() - start
+    assert model.step_count == 1120, model.step_count
+    received = proxy.bytes_to_client if proxy else 0
+    await source.close()
+    return elapsed, received, source
+
+
+async def follow_figures(alias: str, log: Path, samples: int = 40) -> tuple[float, float]:
+    """p95 append→model latency, and CPU share while following an idle log for 20 s."""
+    source = RemoteLog(RemoteTarget(alias, str(log)), NEEDLES)
+    await source.connect()
+    model = RunModel()
+    task = asyncio.create_task(Feed(source, model).run(follow=True))
+    while model.step_count < 1120:
+        await asyncio.sleep(0.05)
+    latencies = []
+    with open(log, "a") as handle:
+        for index in range(samples):
+            step = 5000 + index
+            start = time.perf_counter()
+            handle.write(f"step:{step} - critic/score/mean:0.5 - actor/pg_loss:0.1\n")
+            handle.flush()
+            while model.last_step != step:
+                await asyncio.sleep(0.002)
+            latencies.append(time.perf_counter() - start)
+            await asyncio.sleep(0.05)
+    cpu, wall = time.process_time(), time.monotonic()
+    await asyncio.sleep(20)
+    idle = (time.process_time() - cpu) / (time.monotonic() - wall)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    await source.close()
+    return statistics.quantiles(latencies, n=20)[-1], idle
+
+
+async def measure(size_mb: int) -> list[Row]:
+    import os
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        log = root / "grpo.log"
+        build(log, size_mb * 1024 * 1024)
+        size = log.stat().st_size
+        home = ClientHome(root / "home")
+        server = Sshd(root / "sshd", [home.public_key]).start()
+        proxy = ThrottleProxy(server.port)
+        proxy_port = await proxy.start()
+        home.add_host("box", server.port)
+        home.add_host("slowbox", proxy_port, extra="HostKeyAlias slowbox")
+        home.trust(server.known_hosts_line())
+        home.trust(f"slowbox {server.host_public_key}")
+        os.environ["HOME"] = str(home.path)
+        os.environ.pop("SSH_AUTH_SOCK", None)
+        try:
+            ssh_grep(home, "box", log)  # page cache warm
+            base = min([await asyncio.to_thread(ssh_grep, home, "box", log) for _ in range(3)])
+            ours = min([(await load("box", log))[0] for _ in range(2)])
+            slow_base = await asyncio.to_thread(ssh_grep, home, "slowbox", log)
+            proxy.bytes_to_client = 0
+            slow, received, _ = await load("slowbox", log, proxy)
+            p95, idle = await follow_figures("box", log)
+        finally:
+            await proxy.stop()
+            server.stop()
+    return [
+        Row(f"remote: start → all steps loaded, {size_mb} MiB log, loopback sshd",
+            f"{ours:.2f} s = {ours / base:.2f}× baseline", f"`ssh host grep -c step: log` {base:.2f} s",
+            "≤ 1.5×", ours <= 1.5 * base),
+        Row("remote: bytes received during that backfill", f"{received / 1e6:.2f} MB = "
+            f"{received / size:.2%} of the log", f"log {size / 1e6:.0f} MB", "≤ 1%", received <= 0.01 * size),
+        Row("remote: the same through 10 MB/s + 20 ms", f"{slow:.2f} s = {slow / slow_base:.2f}× baseline",
+            f"`ssh host grep -c` through the link {slow_base:.2f} s", "≤ 1.5×", slow <= 1.5 * slow_base),
+        Row("remote: follow latency, line appended on the box → in the model, p95",
+            f"{p95 * 1000:.0f} ms", "", "≤ 300 ms", p95 <= 0.300),
+        Row("remote: client CPU following an idle run", f"{idle * 100:.2f}% of a core", "", "≤ 2%",
+            idle <= 0.02),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size-mb", type=int, default=1024)
+    rows = asyncio.run(measure(parser.parse_args().size_mb))
+    print_table(rows, "loopback sshd on this machine")
+
+
+if __name__ == "__main__":
+    main()

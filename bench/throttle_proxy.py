@@ -1,0 +1,50 @@
+"""A loopback TCP proxy that makes a slow link: a bandwidth cap and a one-way latency.
+
+Used by the SSH benchmark to time rlwatch and its baseline through a 10 MB/s,
+20 ms link. It listens on 127.0.0.1 only, forwards to one loopback port, and
+stops with the event loop that runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+
+class ThrottleProxy:
+    """``listen_port`` → 127.0.0.1:``target_port`` at ``rate`` bytes/s each way, ``delay`` s late."""
+
+    def __init__(self, target_port: int, rate: float = 10e6, delay: float = 0.020) -> None:
+        self.target_port = target_port
+        self.rate = rate
+        self.delay = delay
+        self.bytes_to_client = 0
+        self.server: asyncio.base_events.Server | None = None
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self.server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+    async def _serve(self, client_reader, client_writer) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        await asyncio.gather(self._pipe(client_reader, upstream_writer, count=False),
+                             self._pipe(upstream_reader, client_writer, count=True),
+                             return_exceptions=True)
+
+    async def _pipe(self, reader, writer, count: bool) -> None:
+        loop = asyncio.get_running_loop()
+        free_at = loop.time()
+        try:
+            while data := await reader.read(65536):
+                if count:
+                    self.bytes_to_client += len(data)
+                free_at = max(free_at, loop.time()) + len(data) / self.rate
+                await asyncio.sleep(max(0.0, free_at - loop.time()) + self.delay)
+                writer.write(data)
+                await writer.drain()
+        finally:
+            writer.close()
