@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -41,10 +42,11 @@ class FindingsScreen(Screen[None]):
             steps = ("" if finding.first_step is None else f"{finding.first_step}"
                      if finding.first_step == finding.last_step
                      else f"{finding.first_step}–{finding.last_step}")
-            style = "bold $error" if finding.severity == CRITICAL else "$warning"
-            table.add_row(Content.styled(STATE_MARK[finding.severity], style), Content(finding.rule),
-                          Content(finding.metric or ""), steps, str(finding.count),
-                          Content(finding.reason or finding.message[:60]))
+            # rich Text cells: DataTable sizes its columns from them (log text stays literal).
+            style = "bold red" if finding.severity == CRITICAL else "yellow"
+            table.add_row(Text(STATE_MARK[finding.severity], style=style), Text(finding.rule),
+                          Text(finding.metric or ""), steps, str(finding.count),
+                          Text(finding.reason or finding.message[:60]))
         if not self.findings:
             self.query_one("#detail", Static).update(Content("No findings: every rule holds."))
         table.focus()
