@@ -20,6 +20,16 @@ def rlwatch(home: ClientHome, *args: str) -> subprocess.CompletedProcess:
                           env=home.env(), timeout=120, stdin=subprocess.DEVNULL)
 
 
+def untrusting_home(ssh_world, path) -> ClientHome:
+    """A client home with the authorized key and the ``gpu`` alias, but an empty known_hosts."""
+    trusted, gpu, _ = ssh_world
+    home = ClientHome(path)
+    for name in ("id_ed25519", "id_ed25519.pub"):
+        shutil.copy(trusted.ssh / name, home.ssh / name)
+    home.add_host("gpu", gpu.port)
+    return home
+
+
 def comparable(result: dict) -> dict:
     """The JSON without what names the place (target and log path)."""
     result = dict(result, run=dict(result["run"]))
@@ -76,11 +86,8 @@ def test_hostile_path_is_read_as_a_path_and_executes_nothing(ssh_world, tmp_path
 
 
 def test_unknown_host_key_is_refused_then_accepted_with_the_flag(ssh_world, tmp_path):
-    _, gpu, _ = ssh_world
-    home = ClientHome(tmp_path / "fresh")
-    shutil.copy(ssh_world[0].key, home.key)
-    shutil.copy(ssh_world[0].key.with_name("id_ed25519.pub"), home.key.with_name("id_ed25519.pub"))
-    home.add_host("gpu", gpu.port)
+    gpu = ssh_world[1]
+    home = untrusting_home(ssh_world, tmp_path / "fresh")
     refused = rlwatch(home, "check", f"gpu:{verl_log('036')}")
     assert refused.returncode == 3 and "Traceback" not in refused.stderr
     assert "unknown" in refused.stderr and "--accept-new-host-key" in refused.stderr
@@ -93,11 +100,8 @@ def test_unknown_host_key_is_refused_then_accepted_with_the_flag(ssh_world, tmp_
 
 
 def test_changed_host_key_is_always_refused(ssh_world, tmp_path):
-    _, gpu, _ = ssh_world
-    home = ClientHome(tmp_path / "changed")
-    shutil.copy(ssh_world[0].key, home.key)
-    shutil.copy(ssh_world[0].key.with_name("id_ed25519.pub"), home.key.with_name("id_ed25519.pub"))
-    home.add_host("gpu", gpu.port)
+    gpu = ssh_world[1]
+    home = untrusting_home(ssh_world, tmp_path / "changed")
     other = tmp_path / "other_host_key"
     kind, blob, *_ = keygen(other).split()
     home.trust(f"[127.0.0.1]:{gpu.port} {kind} {blob}")
