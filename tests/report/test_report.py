@@ -131,3 +131,16 @@ def report_json_dir(run_dir) -> dict:
     done = rlwatch("report", str(run_dir), "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def test_accelerator_utilisation_is_judged_when_sampled():
+    from tui.model.run_model import RunModel
+    from tui.report.verdict import build_report
+
+    def utilisation(readings):
+        report = build_report(RunModel("x"), [], [], None, utilisation=readings)
+        return report.resources[-1]
+
+    assert utilisation([90.0, 80.0]).passed is True and utilisation([90.0, 80.0]).value == 85.0
+    assert utilisation([10.0, 20.0]).passed is False
+    assert utilisation(None).passed is None and utilisation(None).value is None

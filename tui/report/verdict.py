@@ -75,14 +75,16 @@ def _within(value: float | None, low: float, high: float) -> bool | None:
 
 
 def build_report(model: RunModel, findings: list[Finding], samples: list[Sample],
-                 target: float | None, rollout_scores: list[float] | None = None) -> Report:
+                 target: float | None, rollout_scores: list[float] | None = None,
+                 utilisation: list[float] | None = None) -> Report:
     """The report for ``model``; ``samples`` are the validation samples found (printed or
-    dumped), ``rollout_scores`` the scores of the last dumped training rollout, if any."""
+    dumped), ``rollout_scores`` the scores of the last dumped training rollout, if any,
+    ``utilisation`` the accelerator utilisation readings (%) sampled while watching."""
     report = Report(model.log, model.last_step, model.total_steps, model.finished,
                     findings=findings)
     report.task = _task(model, samples, target, rollout_scores)
     report.stability = _stability(model)
-    report.resources = _resources(model)
+    report.resources = _resources(model) + _utilisation(utilisation)
     report.samples = samples[:SHOWN_SAMPLES]
     report.worst_samples = sorted((s for s in samples if s.score is not None and s.score < WORST_SCORE),
                                   key=lambda s: s.score)[:SHOWN_SAMPLES]
@@ -147,6 +149,17 @@ def _stability(model: RunModel) -> list[Check]:
         Check("grad norm mean", _mean(grad), "< 0.8", None if grad is None or _mean(grad) is None
               else _mean(grad) < 0.8, "Seed 000: a grad-norm mean under 0.8 means training stayed stable."),
     ]
+
+
+def _utilisation(readings: list[float] | None) -> list[Check]:
+    """Seed 000: mean accelerator utilisation over the run, > 70% good, < 30% poor."""
+    if not readings:
+        return [Check("mean accelerator utilisation, %", None, "> 70 (sampled by the dashboard)",
+                      None, "Seed 000: > 70% means the hardware is used well, < 30% poor.")]
+    mean = statistics.fmean(readings)
+    return [Check(f"mean accelerator utilisation ({len(readings)} readings), %", mean, "> 70",
+                  True if mean > 70 else False if mean < 30 else None,
+                  "Seed 000: > 70% means the hardware is used well, < 30% poor.")]
 
 
 def _resources(model: RunModel) -> list[Check]:

@@ -210,7 +210,9 @@ class RlwatchApp(App[None]):
         from tui.report.verdict import build_report
 
         samples = await printed_samples(self.model, self.source)
-        report = build_report(self.model, self.findings, samples, target=None)
+        readings = [value for device in self.accelerators.devices()
+                    for _, value in device.recent("util_pct", 7 * 24 * 3600)]
+        report = build_report(self.model, self.findings, samples, target=None, utilisation=readings)
         self.push_screen(ReportScreen(to_text(report)))
 
     def action_help(self) -> None:
