@@ -137,3 +137,23 @@ def test_incident_step_is_the_last_step_before_it():
     model.apply([IncidentRecord("cuda-oom", "CUDA out of memory", 350)], now=0)
     (crash,) = findings_of(model)["crash"]
     assert crash.first_step == 2 and crash.severity == "critical"
+
+
+def test_accelerator_rules_on_device_readings():
+    from tui.model.accelerators import AcceleratorHistory
+    from tui.parsers.smi.records import AcceleratorSample
+
+    def reading(used: float, util: float) -> AcceleratorSample:
+        return AcceleratorSample("box", 0, "GPU-1", "NVIDIA H100 80GB HBM3", util, used, 81559.0,
+                                 60.0, 500.0)
+
+    history = AcceleratorHistory()
+    for second, (used, util) in enumerate([(10_000, 20.0), (15_000, 30.0), (79_000, 10.0)]):
+        history.add([reading(used, util)], 1000.0 + second)
+    model = RunModel()
+    found = {f.rule: f for f in RuleEngine(load_rules()).evaluate(model, NOW, accelerators=history)}
+    assert found["gpu-memory-limit"].value == pytest.approx(79_000 / 81559)
+    assert found["gpu-memory-jump"].value == 69_000
+    assert found["gpu-idle"].value == pytest.approx(20.0)
+    assert found["gpu-idle"].metric == "box:0 NVIDIA H100 80GB HBM3"
+    assert all(f.severity == "warning" for f in found.values())

@@ -15,7 +15,9 @@ from tui.cli import exit_codes
 from tui.cli.targets import open_target
 from tui.feed import Feed
 from tui.logger_feeds import read_logger_files
+from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import DASHBOARD_CONCEPTS
+from tui.parsers.smi.records import AcceleratorSample
 from tui.model.run_model import RunModel
 from tui.parsers.values import format_value
 from tui.rules.engine import RuleEngine
@@ -56,6 +58,13 @@ async def _load_with_accelerators(target: str, log: str | None, accept_new_host_
                                   ) -> tuple[RunModel, list[dict]]:
     async with loaded_run(target, log, accept_new_host_key) as (model, source):
         return model, await accelerators_of(source)
+
+
+def _history_of(readings: list[dict]) -> AcceleratorHistory:
+    """One reading of each device, as a history the accelerator rules can judge."""
+    history = AcceleratorHistory()
+    history.add([AcceleratorSample(**reading) for reading in readings], time.time())
+    return history
 
 
 def unreadable(model: RunModel) -> bool:
@@ -148,7 +157,7 @@ def run_check(target: str, log: str | None, as_json: bool, rules_file: str | Non
         return exit_codes.UNREADABLE
     if unreadable(model):
         return exit_codes.UNREADABLE
-    findings = engine.evaluate(model, now=time.time())
+    findings = engine.evaluate(model, time.time(), accelerators=_history_of(accelerators))
     result = report(target, model, findings, accelerators)
     if as_json:
         print(json.dumps(result))

@@ -12,8 +12,10 @@ import fnmatch
 import math
 import time
 from dataclasses import dataclass
+import statistics
 from statistics import median
 
+from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
 from tui.model.series import Series
@@ -57,7 +59,8 @@ class RuleEngine:
         # every point: call again (the work done so far is kept).
         self.behind = False
 
-    def evaluate(self, model: RunModel, now: float, budget_s: float | None = None) -> list[Finding]:
+    def evaluate(self, model: RunModel, now: float, budget_s: float | None = None,
+                 accelerators: AcceleratorHistory | None = None) -> list[Finding]:
         """All current findings, critical first, then by rule order.
 
         With ``budget_s``, series judgement stops once that much time has gone
@@ -81,6 +84,8 @@ class RuleEngine:
                 findings += _stalled(rule, model, now)
             elif rule.kind == "incident":
                 findings += _incidents(rule, model)
+            elif rule.kind == "accelerator" and accelerators is not None:
+                findings += _accelerators(rule, accelerators, model.last_step)
         findings.sort(key=lambda f: f.severity != "critical")
         return findings
 
@@ -199,3 +204,32 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
         suffix = " (after the run finished)" if after_end else ""
         finding.add_hit(step, incident.kind, f"{incident.kind}{suffix}: {incident.text[:200]}")
     return list(grouped.values())
+
+
+def _accelerators(rule: RuleSpec, history: AcceleratorHistory, step: int | None) -> list[Finding]:
+    """One finding per device that breaks the accelerator rule, judged on its recent readings."""
+    params = rule.params
+    findings = []
+    for device in history.devices():
+        sample = device.latest
+        name = f"{device.host}:{sample.index}"
+        reason = None
+        if params["check"] == "memory-near-limit":
+            used, total = sample.mem_used_mib, sample.mem_total_mib
+            if used is not None and total and used / total > params["mem_fraction"]:
+                value, reason = used / total, f"memory {used:.0f}/{total:.0f} MiB, near the limit"
+        elif params["check"] == "memory-jump":
+            memory = [v for _, v in device.recent("mem_used_mib", params["window_s"])]
+            if len(memory) > 1 and memory[-1] - min(memory) > params["mem_jump_mib"]:
+                value = memory[-1] - min(memory)
+                reason = f"memory rose by {value:.0f} MiB in {params['window_s']:.0f} s"
+        else:
+            util = [v for _, v in device.recent("util_pct", params["window_s"])]
+            if len(util) >= 3 and statistics.fmean(util) < params["util_below"]:
+                value = statistics.fmean(util)
+                reason = f"mean utilisation {value:.0f}% over {params['window_s']:.0f} s"
+        if reason is not None:
+            finding = Finding(rule.id, rule.severity, f"{name} {sample.name}", step, step, 0, None, "")
+            finding.add_hit(step, value, f"{name} ({sample.name}): {reason}", reason)
+            findings.append(finding)
+    return findings

@@ -40,7 +40,13 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None)},
     "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0)},
     "incident": {"kinds": ((list,), True, None)},
+    # On accelerator readings: memory used above ``mem_fraction`` of the device, memory rising
+    # by ``mem_jump_mib`` within ``window_s``, or mean utilisation under ``util_below`` over it.
+    "accelerator": {"check": ((str,), True, None), "mem_fraction": (_NUMBER, False, 0.95),
+                    "mem_jump_mib": (_NUMBER, False, 8192.0), "util_below": (_NUMBER, False, 50.0),
+                    "window_s": (_NUMBER, False, 300.0)},
 }
+ACCELERATOR_CHECKS = ("memory-near-limit", "memory-jump", "util-below")
 _DIRECTIONS = {"decline": ("down", "up"), "spike": ("up", "down", "both")}
 _COMMON = {"id", "kind", "severity", "metrics", "explain", "source", "enabled", "warmup"}
 DEFAULT_RULES = "default_rules.toml"
@@ -187,7 +193,9 @@ def _merge(rule: RuleSpec, table: dict, where: str, new: bool = False) -> RuleSp
     if allowed and params.get("direction") not in allowed:
         raise RuleFileError(f"{where}: rule {rule.id!r}: direction must be one of {allowed}")
     result = replace(rule, params=params, **changes)
-    if new and not result.metrics and rule.kind not in ("stalled", "incident"):
+    if rule.kind == "accelerator" and params["check"] not in ACCELERATOR_CHECKS:
+        raise RuleFileError(f"{where}: rule {rule.id!r}: check must be one of {ACCELERATOR_CHECKS}")
+    if new and not result.metrics and rule.kind not in ("stalled", "incident", "accelerator"):
         raise RuleFileError(f"{where}: rule {rule.id!r} needs at least one metric")
     return result
 

@@ -180,7 +180,8 @@ class RlwatchApp(App[None]):
 
     def _judge(self) -> None:
         """Evaluate the rules, show the result, and announce new critical findings once."""
-        self.findings = self.engine.evaluate(self.model, time.time(), JUDGE_BUDGET_SECONDS)
+        self.findings = self.engine.evaluate(self.model, time.time(), JUDGE_BUDGET_SECONDS,
+                                             self.accelerators)
         # Still judging a big backfill: come back on the next tick, not in 5 s.
         self._judged_at = 0.0 if self.engine.behind else time.monotonic()
         self.dashboard.show_findings(self.findings)
