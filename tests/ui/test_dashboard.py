@@ -90,7 +90,8 @@ async def test_dashboard_fills_and_follows_appended_steps(tmp_path):
         change = reward - metric(lines[1], "critic/score/mean")
         assert stats_text(app, "reward").split()[:3] == [f"{reward:.4g}", "Δ", f"{change:+.4g}"]
         assert "critic/score/mean" in text_of(panel(app, "reward"))
-        assert len(panel(app, "reward").query_one(Sparkline).data) == 3
+        await wait_for(pilot, lambda: len(panel(app, "reward").query_one(Sparkline).data or []) == 3,
+                       "three points in the reward sparkline")
         # The first steps carry no validation metrics: that panel says so quietly.
         assert stats_text(app, "val").strip() == "no data"
         assert panel(app, "val").has_class("-empty")
@@ -100,7 +101,8 @@ async def test_dashboard_fills_and_follows_appended_steps(tmp_path):
         await wait_for(pilot, lambda: shown_step(app) == "4", "step 4 after appending")
         entropy = metric(lines[3], "actor/entropy_loss")
         assert stats_text(app, "entropy").split()[0] == f"{entropy:.4g}"
-        assert len(panel(app, "entropy").query_one(Sparkline).data) == 4
+        await wait_for(pilot, lambda: len(panel(app, "entropy").query_one(Sparkline).data or []) == 4,
+                       "four points in the entropy sparkline")
         assert "last step" in header_text(app)
 
 
@@ -119,7 +121,8 @@ async def test_replaced_or_truncated_log_is_read_again(tmp_path):
         await wait_for(pilot, lambda: shown_step(app) == "2", "the replaced log re-read")
         assert "was replaced" in header_text(app)
         assert app.model.step_count == 2
-        assert len(panel(app, "reward").query_one(Sparkline).data) == 2
+        await wait_for(pilot, lambda: len(panel(app, "reward").query_one(Sparkline).data or []) == 2,
+                       "the sparkline redrawn from the new file")
 
         # The same file cut short in place (a `>` redirect restarting the run).
         log.write_bytes(lines[0])
