@@ -1,6 +1,8 @@
 """CPU while the dashboard follows an idle run: the process's CPU time over a quiet minute.
 
-The real app runs headless on a loaded run whose log stops growing; the
+The real app runs headless on a loaded run whose log stops growing, with its
+accelerator line fed every 2 s by ``nvidia-smi -l 2`` (a replay of a real
+H100's output on PATH: its own CPU is not rlwatch's and is not counted). The
 figure is CPU seconds used per wall second (1.0 = one core). Baseline: a bare
 asyncio loop sleeping for the same time in the same process.
 """
@@ -25,11 +27,20 @@ async def idle_share(seconds: float) -> float:
     from tui.sources.local_file import LocalFile
     from tui.ui.app import RlwatchApp
 
+    import os
+
+    from tests.sources.accelerators.conftest import H100_REAL
+    from tests.sources.accelerators.replay import install, path_with
+
     with tempfile.TemporaryDirectory() as folder:
+        install(Path(folder) / "bin", "nvidia-smi", H100_REAL)
+        os.environ["PATH"] = path_with(Path(folder) / "bin")
         log = Path(folder) / "run.log"
         log.write_bytes(CORPUS_RUN.read_bytes())
         app = RlwatchApp(LocalFile(log))
         async with app.run_test(size=(120, 40)) as pilot:
+            while not app.accelerators.devices():
+                await pilot.pause(0.1)
             await pilot.pause(3.0)  # loaded, drawn and judged
             cpu, wall = time.process_time(), time.monotonic()
             await asyncio.sleep(seconds)
@@ -45,7 +56,7 @@ async def bare_share(seconds: float) -> float:
 def rows(seconds: float = 60.0) -> list[Row]:
     ours = asyncio.run(idle_share(seconds))
     bare = asyncio.run(bare_share(seconds / 6))
-    return [Row(f"CPU following an idle run (1,120-step run on screen, {seconds:.0f} s)",
+    return [Row(f"CPU following an idle run, accelerator readings every 2 s ({seconds:.0f} s)",
                 f"{ours * 100:.2f}% of a core", f"sleeping loop {bare * 100:.2f}%", "≤ 2% of a core",
                 ours <= 0.02)]
 
