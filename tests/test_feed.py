@@ -2,6 +2,7 @@
 
 import asyncio
 
+from tests.waiting import until
 from tui.feed import Feed
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
@@ -11,24 +12,16 @@ from tui.sources.local_file import LocalFile
 SFT_LINE = b"step:%d - train/loss:1.0045815706253052 - train/lr(1e-3):0.001081081081081081 - x:1\n"
 
 
-async def wait_for(predicate, timeout: float = 5.0) -> None:
-    async def poll():
-        while not predicate():
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(poll(), timeout)
-
-
 async def test_a_terminal_width_step_line_is_not_held_back_while_following(tmp_path):
     log = tmp_path / "sft.log"
     log.write_bytes(SFT_LINE % 1)
     model = RunModel()
     task = asyncio.create_task(Feed(LocalFile(log, poll_seconds=0.02), model).run(follow=True))
     try:
-        await wait_for(lambda: model.last_step == 1)
+        await until(lambda: model.last_step == 1)
         with open(log, "ab") as handle:
             handle.write(SFT_LINE % 2)
-        await wait_for(lambda: model.last_step == 2)  # with no line after it
+        await until(lambda: model.last_step == 2)  # with no line after it
         assert model.latest()["train/loss"] == 1.0045815706253052
     finally:
         task.cancel()

@@ -12,6 +12,7 @@ from pathlib import Path
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+from tests.waiting import until
 from tui.logger_feeds import JsonlFeed, TensorBoardFeed, read_logger_files
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
@@ -102,13 +103,6 @@ async def test_reading_once_tags_each_value_with_its_source(tmp_path):
     assert [pg_loss.source_at(step) for step in pg_loss.steps] == [Source.JSONL] * 4 + [
         Source.TENSORBOARD] * 2  # steps 1–4 from the JSONL, 5–6 only in the events
     assert await read_logger_files(RunModel(), "host:/runs/x", "host:/runs/x/grpo.log") == ()
-
-
-async def until(condition, timeout: float = 5.0) -> None:
-    async def wait():
-        while not condition():
-            await asyncio.sleep(0.01)
-    await asyncio.wait_for(wait(), timeout)
 
 
 async def test_a_followed_jsonl_truncated_by_a_restart_keeps_what_was_merged(tmp_path):

@@ -10,6 +10,7 @@ import sys
 import time
 
 from tests.sshd import processes_mentioning
+from tests.waiting import until
 from tui.feed import Feed
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES
@@ -18,15 +19,6 @@ from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
 
 LINE = "step:{} - critic/score/mean:0.{} - actor/pg_loss:0.01 - timing_s/step:2.0 " + "x/pad:1 - " * 100 + "z:1\n"
-
-
-async def wait_until(predicate, timeout: float = 10.0) -> float:
-    start = time.monotonic()
-    while not predicate():
-        if time.monotonic() - start > timeout:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.01)
-    return time.monotonic() - start
 
 
 def write(path, first: int, last: int) -> None:
@@ -43,15 +35,15 @@ async def test_appended_lines_arrive_within_a_second_and_no_tail_is_left(client_
     model = RunModel()
     task = asyncio.create_task(Feed(source, model).run(follow=True))
     try:
-        await wait_until(lambda: model.last_step == 5)
+        await until(lambda: model.last_step == 5, 10)
         write(log, 6, 6)
-        assert await wait_until(lambda: model.last_step == 6) < 1.0
+        assert await until(lambda: model.last_step == 6) < 1.0
         assert processes_mentioning(str(log))  # the remote tail is running
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await source.close()
-    await wait_until(lambda: not processes_mentioning(str(log)), timeout=5)
+    await until(lambda: not processes_mentioning(str(log)), timeout=5)
 
 
 async def test_a_dropped_connection_resumes_without_losing_or_repeating(client_home, ssh_world, tmp_path):
@@ -65,13 +57,13 @@ async def test_a_dropped_connection_resumes_without_losing_or_repeating(client_h
     feed = Feed(source, model, on_status=statuses.append)
     task = asyncio.create_task(feed.run(follow=True))
     try:
-        await wait_until(lambda: model.last_step == 3)
+        await until(lambda: model.last_step == 3)
         for pid in gpu.session_pids():  # the box's side of our connection dies
             os.kill(pid, signal.SIGKILL)
         write(log, 4, 6)  # written while we are away
-        await wait_until(lambda: any(not s.ok for s in statuses), timeout=10)
+        await until(lambda: any(not s.ok for s in statuses), timeout=10)
         write(log, 7, 8)
-        await wait_until(lambda: model.last_step == 8, timeout=20)
+        await until(lambda: model.last_step == 8, timeout=20)
         assert list(model.series["critic/score/mean"].steps) == list(range(1, 9))  # none lost, none twice
         assert any("reconnected" in s.text for s in statuses)
     finally:
