@@ -101,3 +101,24 @@ def test_killing_rlwatch_leaves_no_process_on_the_box(ssh_world, tmp_path):
         assert processes_mentioning(str(log)) == []
     finally:
         child.kill()
+
+
+async def test_a_log_truncated_on_the_box_is_read_again(client_home, tmp_path):
+    log = tmp_path / "grpo.log"
+    write(log, 1, 6)
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+    await source.connect()
+    model = RunModel()
+    resets = []
+    task = asyncio.create_task(Feed(source, model, on_status=resets.append).run(follow=True))
+    try:
+        await until(lambda: model.last_step == 6)
+        log.write_text("")  # a `>` redirect restarting the run
+        await asyncio.sleep(1.5)  # tail -F notices the shrink on its next check (1 s)
+        write(log, 1, 2)
+        await until(lambda: model.last_step == 2 and model.step_count == 2, timeout=10)
+        assert any("truncated" in getattr(event, "reason", "") for event in resets)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await source.close()
