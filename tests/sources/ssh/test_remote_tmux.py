@@ -48,5 +48,16 @@ def test_drilling_into_a_remote_step_in_tmux(ssh_world, tmp_path):
         tmux("send-keys", "-t", "r", "Enter")
         poll(lambda: "actor/pg_loss" in screen() and expected in screen(), 15,
              "step 34's actor/pg_loss in the step detail")
+        tmux("send-keys", "-t", "r", "c")  # the highlighted metric over the whole run
+        poll(lambda: "Open step" in screen(), 10, "the chart")
+        tmux("send-keys", "-t", "r", "Enter")  # back into a step's detail from the cursor
+        poll(lambda: "Metrics" in screen() and "Dumps" in screen(), 10, "the step detail again")
+        def back_home() -> bool:  # escape pops one screen: detail, chart, detail, steps
+            if "train reward" in screen() and "grad norm" in screen() and "Findings" in screen():
+                return True
+            tmux("send-keys", "-t", "r", "Escape")
+            return False
+
+        poll(back_home, 10, "the dashboard again")
     finally:
         tmux("kill-server")
