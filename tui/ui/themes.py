@@ -3,6 +3,8 @@
 An installed wheel carries the folder as ``tui/themes`` (pyproject's
 force-include); an editable install reads the repository's top-level
 ``themes/`` directly, so a theme edited there shows up without reinstalling.
+A user's own themes are the ``*.toml`` files in ``~/.config/rlwatch/themes/``;
+one that cannot be used is reported, never fatal.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 import tui
+from tui.config import config_dir
 
 try:
     import tomllib
@@ -47,12 +51,67 @@ def load_theme(path: Path) -> Theme:
         raise ThemeError(f"{path}: unknown theme keys {', '.join(unknown)}")
     data.setdefault("name", path.stem)
     try:
-        return Theme(**data)
+        theme = Theme(**data)
+        # Colours are only parsed when a theme is switched to: do it now, so a
+        # typo is reported at start instead of failing on the first ``t``.
+        theme.to_color_system().generate()
+        for name, value in theme.variables.items():
+            if "style" not in name:  # *-text-style variables hold "bold", "none"…
+                Color.parse(value)
     except TypeError as error:  # a required field (primary) is missing
         raise ThemeError(f"{path}: {error}") from None
+    except (ColorParseError, ValueError, AttributeError) as error:  # a colour that is not one
+        raise ThemeError(f"{path}: {error}") from None
+    return theme
 
 
 def load_themes(directory: Path | None = None) -> list[Theme]:
     """Every ``*.toml`` theme in ``directory`` (default: :func:`themes_dir`), by file name."""
     folder = themes_dir() if directory is None else directory
     return [load_theme(path) for path in sorted(folder.glob("*.toml"))]
+
+
+def shipped_themes() -> list[Theme]:
+    """The themes that come with rlwatch, the default first (``t`` starts from it)."""
+    return sorted(load_themes(), key=lambda theme: theme.name != DEFAULT_THEME)
+
+
+def user_themes_dir() -> Path:
+    """Where a user drops theme files of their own."""
+    return config_dir() / "themes"
+
+
+@dataclasses.dataclass(frozen=True)
+class ThemeSet:
+    """The themes to offer, in cycling order, and why each unusable user theme file was skipped."""
+
+    themes: list[Theme]
+    # File stem (the name ``--theme`` would use) -> one line saying what is wrong.
+    broken: dict[str, str]
+
+    @property
+    def names(self) -> list[str]:
+        return [theme.name for theme in self.themes]
+
+
+def available_themes(user_dir: Path | None = None) -> ThemeSet:
+    """The shipped themes, then the user's (default: :func:`user_themes_dir`).
+
+    A user theme with a shipped theme's name replaces it in place, so a copy
+    of ``rlwatch-dark.toml`` with one colour changed is the new default.
+    """
+    themes = {theme.name: theme for theme in shipped_themes()}
+    broken = {}
+    folder = user_themes_dir() if user_dir is None else user_dir
+    try:
+        paths = sorted(folder.glob("*.toml"))
+    except OSError as error:
+        paths, broken[""] = [], f"{folder}: {error.strerror or error}"
+    for path in paths:
+        try:
+            theme = load_theme(path)
+        except ThemeError as error:
+            broken[path.stem] = f"theme skipped: {error}"
+            continue
+        themes[theme.name] = theme
+    return ThemeSet(list(themes.values()), broken)
