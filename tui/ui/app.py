@@ -11,6 +11,8 @@ from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
+from textual.driver import Driver
+from textual.theme import Theme
 
 from tui.accelerator_feed import feed_accelerators, runner_for_host, runner_for_source
 from tui.alerts import CriticalAlerts, run_hook
@@ -30,7 +32,9 @@ from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.report import ReportScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
-from tui.ui.themes import DEFAULT_THEME, load_themes
+from tui.ui.appearance import Appearance
+from tui.ui.run_line import run_line, run_name
+from tui.ui.terminal import TerminalExtras, rlwatch_driver
 
 # Redraw at most this often: a backfill folds hundreds of chunks a second and
 # drawing each would spend the time the scanner needs.
@@ -59,12 +63,15 @@ class RlwatchApp(App[None]):
         Binding("s", "steps", "Steps", tooltip="every step, newest first; enter opens one"),
         Binding("f", "findings", "Findings", tooltip="every finding of the health rules, newest first"),
         Binding("r", "report", "Report", tooltip="the end-of-run report of this run"),
+        Binding("t", "cycle_theme", "Theme", show=False,
+                tooltip="the next colour theme (remembered for the next start)"),
     ]
 
     def __init__(self, source: LogSource, *, label: str | None = None, note: str | None = None,
                  rules: list[RuleSpec] | None = None, on_critical: str | None = None,
                  run_dir: Path | None = None, gpu_hosts: tuple[str, ...] = (),
-                 watch_accelerators: bool = True, accept_new_host_key: bool = False) -> None:
+                 watch_accelerators: bool = True, accept_new_host_key: bool = False,
+                 name: str | None = None, appearance: Appearance | None = None) -> None:
         """``label`` names the run in the header (default: the source's label);
         ``note`` is shown in the status area at start (which log was chosen);
         ``rules`` are the health rules (default: the shipped ones); ``on_critical``
@@ -72,8 +79,14 @@ class RlwatchApp(App[None]):
         ``run_dir`` is the run directory the user named, where the file logger's
         JSONL and TensorBoard events may lie beside the console log; ``gpu_hosts``
         are other nodes whose accelerators are shown beside the run's own host's
-        (``watch_accelerators`` False: none at all, as in the demo)."""
+        (``watch_accelerators`` False: none at all, as in the demo); ``name`` is the
+        run's short name in the terminal title (default: from the source's label);
+        ``appearance`` is the theme, the themes ``t`` cycles and ASCII mode
+        (default: the shipped dark theme, remembered nowhere)."""
+        # Before Textual's __init__, which asks get_driver_class() for the driver.
+        self.appearance = appearance or Appearance()
         super().__init__()
+        self.short_name = name or run_name(source.label)
         self.engine = RuleEngine(rules if rules is not None else load_rules())
         self.alerts = CriticalAlerts()
         self.on_critical = on_critical
@@ -95,10 +108,18 @@ class RlwatchApp(App[None]):
         self._drawing = False
         self._next_redraw_at = 0.0
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform, writing the title and, if asked, only ASCII."""
+        return rlwatch_driver(super().get_driver_class(), self.appearance.ascii)
+
     def on_mount(self) -> None:
-        for theme in load_themes():
+        for theme in self.appearance.themes:
             self.register_theme(theme)
-        self.theme = DEFAULT_THEME
+        self.theme = self._remembered_theme = self.appearance.theme
+        # Any switch, by ``t`` or by the command palette's theme picker, is remembered.
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        for problem in self.appearance.problems:
+            self.notify(problem, severity="warning", timeout=15)
         self.push_screen(self.dashboard)
         if self.note:
             self.dashboard.show_status(self.note)
@@ -185,6 +206,7 @@ class RlwatchApp(App[None]):
         # Still judging a big backfill: come back on the next tick, not in 5 s.
         self._judged_at = 0.0 if self.engine.behind else time.monotonic()
         self.dashboard.show_findings(self.findings)
+        self.title = f"rlwatch {run_line(self.short_name, self.model, self.findings)}"
         fresh = self.alerts.new(self.findings)
         if not fresh:
             return
@@ -197,6 +219,27 @@ class RlwatchApp(App[None]):
         problem = await run_hook(command, finding, self.model.log)
         if problem:
             self.dashboard.show_status(problem, "error")
+
+    def watch_title(self, title: str) -> None:
+        """Put the title on the terminal's window (tmux: ``#T``, ``pane_title``)."""
+        # Textual offers no public handle on its driver; App.bell() writes through it the same way.
+        driver = self._driver
+        if isinstance(driver, TerminalExtras):
+            driver.set_title(title)
+
+    def action_cycle_theme(self) -> None:
+        """The next of the offered themes (shipped, then the user's), round and round."""
+        names = [theme.name for theme in self.appearance.themes]
+        at = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(at + 1) % len(names)]
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if theme.name == self._remembered_theme:
+            return
+        self._remembered_theme = theme.name
+        problem = self.appearance.remember(theme.name) if self.appearance.remember else None
+        self.notify(problem or f"theme {theme.name}", severity="warning" if problem else "information",
+                    timeout=8 if problem else 2)
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):

@@ -1,0 +1,54 @@
+"""A run in one short line: the terminal title and ``rlwatch status`` say the same thing.
+
+``cola/train 120/200 reward 0.734 ✖ CRIT loss-nan`` — which run, where it
+stands, the reward, and its worst state with the rule behind it. Short enough
+for a tmux window list or ``status-right``; pure, so ``rlwatch status``
+formats it without loading Textual.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from tui.model.aliases import TRAIN_REWARD
+from tui.model.run_model import RunModel
+from tui.rules.findings import Finding, worst_severity
+from tui.ui.format import format_number
+from tui.ui.health import STATE_MARK
+
+
+def run_name(label: str) -> str:
+    """A log's short name: its directory and file stem (``/runs/cola/train.log`` → ``cola/train``).
+
+    The directory is usually what names a run; the stem tells two logs of one
+    run apart. A remote ``host:`` prefix is dropped: a window list has no room.
+    """
+    path = PurePosixPath(label.replace("\\", "/").split(":", 1)[-1] if ":/" in label else label)
+    parts = [part for part in path.parts if part != "/"]
+    if not parts:
+        return label
+    return "/".join([*parts[-2:-1], PurePosixPath(parts[-1]).stem or parts[-1]])
+
+
+def state_words(findings: list[Finding]) -> str:
+    """``✓ ok``, or the worst state's mark and its first rule, ``+N`` for the other rules."""
+    worst = worst_severity(findings)
+    if worst is None:
+        return STATE_MARK[None]
+    rules = list(dict.fromkeys(f.rule for f in findings if f.severity == worst))
+    more = f" +{len(rules) - 1}" if len(rules) > 1 else ""
+    return f"{STATE_MARK[worst]} {rules[0]}{more}"
+
+
+def run_line(name: str, model: RunModel, findings: list[Finding]) -> str:
+    """``name step[/total] reward R state`` (no step yet: ``name waiting for a step``)."""
+    if model.last_step is None:
+        return f"{name} waiting for a step {state_words(findings)}"
+    total = f"/{model.total_steps}" if model.total_steps else ""
+    parts = [name, f"{model.last_step}{total}"]
+    series, _ = model.series_for(TRAIN_REWARD)
+    last = series.last() if series is not None else None
+    if last is not None:
+        parts.append(f"reward {format_number(last[1])}")
+    parts.append(state_words(findings))
+    return " ".join(parts)
