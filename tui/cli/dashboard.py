@@ -23,12 +23,21 @@ from tui.sources.base import LogSource, SourceError
 
 if TYPE_CHECKING:
     from tui.ui.app import RlwatchApp
+    from tui.ui.appearance import Appearance
 
 
 def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
                   on_critical: str | None = None, accept_new_host_key: bool = False,
-                  gpu_hosts: tuple[str, ...] = ()) -> int:
-    """The dashboard on a log file or run directory; returns the exit status."""
+                  gpu_hosts: tuple[str, ...] = (), theme: str | None = None,
+                  ascii_only: bool | None = None) -> int:
+    """The dashboard on a log file or run directory; returns the exit status.
+
+    ``theme`` and ``ascii_only`` are ``--theme`` and ``--ascii``/``--unicode``
+    (None: not given; the settings file and the locale decide).
+    """
+    appearance = _appearance(theme, ascii_only)
+    if appearance is None:
+        return 2  # argparse's status for a bad argument
     try:
         rules = load_rules(*override_paths(rules_file))
         opened = open_target(target, log, accept_new_host_key)
@@ -37,18 +46,22 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
                                   on_critical=on_critical,
                                   run_dir=run_dir if run_dir.is_dir() else None,
                                   app_options={"gpu_hosts": gpu_hosts,
-                                               "accept_new_host_key": accept_new_host_key}))
+                                               "accept_new_host_key": accept_new_host_key,
+                                               "appearance": appearance}))
     except (SourceError, RuleFileError) as error:
         return _unreadable(error)
 
 
-def run_demo(speed: float) -> int:
+def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = None) -> int:
     """The dashboard on the bundled real run, replayed at ``speed`` steps per second."""
     if not speed > 0:  # also catches nan
         print("rlwatch: --speed must be a positive number of steps per second", file=sys.stderr)
         return 2
+    appearance = _appearance(theme, ascii_only)
+    if appearance is None:
+        return 2
     try:
-        return asyncio.run(_demo(speed))
+        return asyncio.run(_demo(speed, appearance))
     except SourceError as error:
         return _unreadable(error)
 
@@ -69,7 +82,7 @@ async def _watch(source: LogSource, *, note: str | None = None, label: str | Non
     return app.return_code or exit_codes.OK
 
 
-async def _demo(speed: float) -> int:
+async def _demo(speed: float, appearance: Appearance) -> int:
     from tui.data import DEMO_LABEL, demo_log
     from tui.sources.local_file import LocalFile
     from tui.sources.replay import Replay
@@ -83,11 +96,23 @@ async def _demo(speed: float) -> int:
             label = f"{DEMO_LABEL}, replayed at {speed:g} steps/s"
             # The demo's run is a replay: this machine's GPUs are not its accelerators.
             return await _watch(LocalFile(replay.path), label=label,
-                                app_options={"watch_accelerators": False})
+                                app_options={"watch_accelerators": False, "name": "demo",
+                                             "appearance": appearance})
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
+
+
+def _appearance(theme: str | None, ascii_only: bool | None) -> Appearance | None:
+    """The theme and glyphs for this run; None (after one line on stderr) for an unknown theme."""
+    from tui.ui.appearance import AppearanceError, resolve_appearance
+
+    try:
+        return resolve_appearance(theme, ascii_only)
+    except AppearanceError as error:
+        print(f"rlwatch: {error}", file=sys.stderr)
+        return None
 
 
 def _exit_on_hangup(app: RlwatchApp) -> None:

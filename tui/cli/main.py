@@ -24,6 +24,8 @@ Watch a verl (PPO/GRPO) training run from the terminal.
   rlwatch export PATH --tensorboard DIR
                              write the run's metrics as TensorBoard event files
   rlwatch rules              print the active health rules
+  rlwatch status PATH        one line for tmux's status-right: run, step/total,
+                             reward, worst state (reads only what is new)
 """
 
 
@@ -44,6 +46,24 @@ def _add_rules_option(parser: argparse.ArgumentParser) -> None:
                              "~/.config/rlwatch/rules.toml")
 
 
+def _add_ascii_option(parser: argparse.ArgumentParser) -> None:
+    glyphs = parser.add_mutually_exclusive_group()
+    glyphs.add_argument("--ascii", dest="ascii", action="store_true", default=None,
+                        help="draw with ASCII only, for fonts without block and box-drawing "
+                             "characters (default: when LC_ALL/LC_CTYPE/LANG do not say UTF-8, "
+                             "as tmux decides; or 'ascii = true' in ~/.config/rlwatch/config.toml)")
+    glyphs.add_argument("--unicode", dest="ascii", action="store_false",
+                        help="draw with Unicode glyphs even where the locale does not say UTF-8")
+
+
+def _add_look_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--theme", metavar="NAME",
+                        help="colour theme for this run: rlwatch-dark (default), rlwatch-light, "
+                             "rlwatch-high-contrast, rlwatch-colorblind, or one of yours in "
+                             "~/.config/rlwatch/themes/NAME.toml (t switches; that is remembered)")
+    _add_ascii_option(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full command line, with one sub-command per job."""
     parser = argparse.ArgumentParser(
@@ -60,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--gpus", metavar="HOST[,HOST…]", action="append", default=[],
                        help="other nodes of a multi-node run whose accelerators to show too "
                             "(ssh_config aliases or [user@]host; repeatable)")
+    _add_look_options(watch)
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
     check.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
@@ -69,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
     demo.add_argument("--speed", type=float, default=8.0, metavar="STEPS_PER_S",
                       help="steps replayed per second (default: 8)")
+    _add_look_options(demo)
     report = commands.add_parser("report", help="the end-of-run verdict of a run")
     report.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
     report.add_argument("--target", dest="goal", type=float, metavar="SCORE",
@@ -86,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="print the active health rules and their numbers")
     _add_rules_option(rules)
+
+    status = commands.add_parser(
+        "status", help="one short line for tmux's status-right, e.g. "
+                       "set -g status-right '#(rlwatch status /runs/cola)'")
+    status.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
+    _add_log_option(status)
+    _add_ascii_option(status)
     return parser
 
 
@@ -104,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    known = {"watch", "check", "demo", "rules", "report", "export"}
+    known = {"watch", "check", "demo", "rules", "report", "export", "status"}
     if args_list and args_list[0] not in known and not args_list[0].startswith("-"):
         args_list.insert(0, "watch")  # ``rlwatch PATH`` means ``rlwatch watch PATH``
     args = parser.parse_args(args_list)
@@ -128,15 +157,19 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.rules_command import run_rules
 
         return run_rules(args.rules)
+    if args.command == "status":
+        from tui.cli.status_command import run_status
+
+        return run_status(args.target, args.log, args.rules, args.ascii, args.accept_new_host_key)
     if args.command == "demo":
         from tui.cli.dashboard import run_demo
 
-        return run_demo(args.speed)
+        return run_demo(args.speed, args.theme, args.ascii)
     from tui.cli.dashboard import run_dashboard
 
     gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
     return run_dashboard(args.target, args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, gpu_hosts)
+                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from textual.theme import Theme
 
 from tui.config import load_config, save_theme
-from tui.ui.glyphs import locale_is_utf8
+from tui.ui.glyphs import use_ascii
 from tui.ui.themes import DEFAULT_THEME, available_themes, shipped_themes
 
 
@@ -53,6 +53,5 @@ def resolve_appearance(theme: str | None, ascii_only: bool | None,
     if chosen not in offered.names:
         problems.append(f"theme {chosen!r} from the settings file is gone; using {DEFAULT_THEME}")
         chosen = DEFAULT_THEME
-    if ascii_only is None:
-        ascii_only = config.ascii if config.ascii is not None else not locale_is_utf8(environ)
-    return Appearance(chosen, offered.themes, ascii_only, save_theme, problems)
+    return Appearance(chosen, offered.themes, use_ascii(ascii_only, config.ascii, environ), save_theme,
+                      problems)

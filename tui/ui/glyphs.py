@@ -112,3 +112,13 @@ def locale_is_utf8(environ: Mapping[str, str]) -> bool:
             folded = value.upper()
             return "UTF-8" in folded or "UTF8" in folded
     return False
+
+
+def use_ascii(flag: bool | None, configured: bool | None, environ: Mapping[str, str]) -> bool:
+    """ASCII or not: ``--ascii``/``--unicode`` if given, else the settings file's
+    ``ascii``, else whenever the locale does not say UTF-8."""
+    if flag is not None:
+        return flag
+    if configured is not None:
+        return configured
+    return not locale_is_utf8(environ)

@@ -1,0 +1,107 @@
+"""``rlwatch status TARGET``: one short line for tmux's ``status-right``, then exit.
+
+    set -g status-right '#(rlwatch status /runs/cola)'
+
+prints ``cola/train 120/200 reward 0.734 ✖ CRIT loss-nan`` and exits like
+``rlwatch check`` (0 ok, 1 warning, 2 critical, 3 unreadable). tmux runs it
+every ``status-interval`` seconds, so each call reads only the bytes written
+since the last one (see :mod:`tui.cli.status_state`) and imports neither
+Textual nor the accelerator tools. An error is printed on stdout too: stdout
+is all a status bar shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from tui.cli import exit_codes
+from tui.cli.status_state import (
+    TAIL_BYTES,
+    StatusState,
+    context_steps,
+    load_state,
+    save_state,
+)
+from tui.cli.targets import OpenedTarget, open_target
+from tui.config import load_config
+from tui.rules.engine import RuleEngine
+from tui.rules.findings import CRITICAL, WARNING, worst_severity
+from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.sources.base import Data, Lines, LogSource, SourceError
+from tui.ui.glyphs import to_ascii, use_ascii
+from tui.ui.run_line import run_line, run_name
+
+# The same statuses as ``rlwatch check``, for the same states.
+_EXIT_FOR = {None: exit_codes.OK, WARNING: exit_codes.WARNING, CRITICAL: exit_codes.CRITICAL}
+
+
+def status_cache_dir() -> Path:
+    """Where the per-log states are kept (platformdirs' user cache dir)."""
+    from platformdirs import user_cache_path
+
+    return user_cache_path("rlwatch") / "status"
+
+
+def run_status(target: str, log: str | None, rules_file: str | None = None,
+               ascii_only: bool | None = None, accept_new_host_key: bool = False) -> int:
+    """Entry point for ``rlwatch status``; ``ascii_only`` None follows the settings and locale."""
+    ascii_only = use_ascii(ascii_only, load_config().ascii, os.environ)
+    try:
+        rules = load_rules(*override_paths(rules_file))
+        opened = open_target(target, log, accept_new_host_key)
+        line, worst = asyncio.run(status_line(opened, rules, status_cache_dir()))
+        status = _EXIT_FOR[worst]
+    except (SourceError, RuleFileError) as error:
+        line, status = f"rlwatch: {error}", exit_codes.UNREADABLE
+    print(to_ascii(line) if ascii_only else line)
+    return status
+
+
+async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Path,
+                      ) -> tuple[str, str | None]:
+    """The line for the run behind ``opened`` and its worst severity, updating the kept state."""
+    source = opened.source
+    await source.connect()
+    try:
+        state = load_state(cache_dir, source.label)
+        if state is None or not await _same_log(source, state):
+            state = StatusState(source.label)
+        now = time.time()
+        await read_new(source, state, context_steps(rules), now)
+        state.tail = await source.read_range(max(0, state.read_to - TAIL_BYTES), state.read_to)
+        save_state(cache_dir, state)
+    finally:
+        await source.close()
+    model = state.model()
+    findings = RuleEngine(rules).evaluate(model, now)
+    return run_line(run_name(source.label), model, findings), worst_severity(findings)
+
+
+async def _same_log(source: LogSource, state: StatusState) -> bool:
+    """Whether the log still holds, just before where we stopped, the bytes it held then."""
+    start = max(0, state.read_to - TAIL_BYTES)
+    return await source.read_range(start, state.read_to) == state.tail
+
+
+async def read_new(source: LogSource, state: StatusState, context: int, now: float) -> None:
+    """Feed the log from where ``state`` stopped to its current end into ``state``.
+
+    A line without its newline yet stays in the scanner for the next call
+    (``settle``, not ``finish``): it is being written.
+    """
+    scanner = state.scanner
+    async for event in source.stream(state.read_to, follow=False):
+        if isinstance(event, Data):
+            state.last_write_at = max(state.last_write_at or 0.0, event.mtime or now)
+            state.keep(scanner.feed(event.data), now, context)
+            state.read_to = event.offset + len(event.data)
+        elif isinstance(event, Lines):  # a big log's first read, pre-filtered by grep
+            records = [record for offset, line in event.lines
+                       for record in scanner.scan_line(line, offset)]
+            scanner.skip_to(event.resume_at)
+            state.keep(records, now, context)
+            state.read_to = event.resume_at
+    state.keep(scanner.settle(), now, context)
