@@ -8,6 +8,17 @@ every ``status-interval`` seconds, so each call reads only the bytes written
 since the last one (see :mod:`tui.cli.status_state`) and imports neither
 Textual nor the accelerator tools. An error is printed on stdout too: stdout
 is all a status bar shows.
+
+A remote target (``gpu:/runs/cola``) keeps its state the same way and reads
+only the new bytes, but each call still opens its own SSH connection: about
+0.7 s against 127.0.0.1, where ``ssh host true`` takes 0.3 s and a local
+status 0.16 s. What would make it as cheap as a local one is for the SSH
+layer to reuse a connection across processes — OpenSSH's ControlMaster /
+ControlPersist (asyncssh cannot use its socket, so an ``ssh -S`` transport for
+one-shot reads), or a small per-host rlwatch process holding the connection
+behind a user-only Unix socket that exits when idle — and to answer "is
+this still the file whose bytes before OFFSET were T, how big is it, and
+what follows OFFSET" in one remote command instead of three.
 """
 
 from __future__ import annotations
@@ -71,7 +82,6 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
             state = StatusState(source.label)
         now = time.time()
         await read_new(source, state, context_steps(rules), now)
-        state.tail = await source.read_range(max(0, state.read_to - TAIL_BYTES), state.read_to)
         save_state(cache_dir, state)
     finally:
         await source.close()
@@ -90,18 +100,25 @@ async def read_new(source: LogSource, state: StatusState, context: int, now: flo
     """Feed the log from where ``state`` stopped to its current end into ``state``.
 
     A line without its newline yet stays in the scanner for the next call
-    (``settle``, not ``finish``): it is being written.
+    (``settle``, not ``finish``): it is being written. The bytes just before
+    the new read position are kept from what was read, so that costs no
+    extra read (a round trip, on a remote log).
     """
     scanner = state.scanner
+    tail_unknown = False
     async for event in source.stream(state.read_to, follow=False):
         if isinstance(event, Data):
             state.last_write_at = max(state.last_write_at or 0.0, event.mtime or now)
             state.keep(scanner.feed(event.data), now, context)
             state.read_to = event.offset + len(event.data)
+            state.tail = (state.tail + event.data)[-TAIL_BYTES:]
+            tail_unknown = False
         elif isinstance(event, Lines):  # a big log's first read, pre-filtered by grep
             records = [record for offset, line in event.lines
                        for record in scanner.scan_line(line, offset)]
             scanner.skip_to(event.resume_at)
             state.keep(records, now, context)
-            state.read_to = event.resume_at
+            state.read_to, tail_unknown = event.resume_at, True
     state.keep(scanner.settle(), now, context)
+    if tail_unknown:
+        state.tail = await source.read_range(max(0, state.read_to - TAIL_BYTES), state.read_to)
