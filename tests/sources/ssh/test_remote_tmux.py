@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from tests.corpus import verl_log
-from tests.e2e.test_tmux import RLWATCH, poll
+from tests.e2e.tmux_session import RLWATCH, poll
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
