@@ -153,3 +153,12 @@ def test_a_line_still_being_written_is_read_once_and_whole(ssh_world, tmp_path):
     local = json.loads(rlwatch(home, "check", str(log), "--json").stdout)
     assert comparable(remote) == comparable(local)
     assert remote["run"]["last_step"] == 999 and remote["latest"]["critic/score/mean"] == 0.25
+
+
+def test_status_line_for_a_remote_target(ssh_world):
+    home, _, _ = ssh_world
+    remote = rlwatch(home, "status", f"gpu:{verl_log('034')}")
+    local = rlwatch(home, "status", str(verl_log("034")))
+    assert remote.stdout.count("\n") == 1 and "210/210" in remote.stdout, remote.stderr
+    assert remote.stdout.split(" ", 1)[1] == local.stdout.split(" ", 1)[1]  # same but the run's name
+    assert remote.returncode == local.returncode
