@@ -133,9 +133,11 @@ class MetricPanel(Widget, can_focus=True):
                      series.rewrites if series is not None else 0, last, key, model.last_step)
         if signature == self._drawn:
             return
+        stats = next(iter(self.query(PanelStats)), None)
+        if stats is None:
+            return  # not composed yet, or being torn down as the app exits
         self._drawn = signature
         self._series, self.key = series, key
-        stats = self.query_one(PanelStats)
         if series is None or last is None:
             self.set_class(True, "-empty")
             self.border_subtitle = None
@@ -184,7 +186,9 @@ class MetricPanel(Widget, can_focus=True):
 
     def _draw_sparkline(self) -> None:
         """Fit the whole series into the sparkline's width: one bucket per column, spikes kept."""
-        sparkline = self.query_one(Sparkline)
+        sparkline = next(iter(self.query(Sparkline)), None)
+        if sparkline is None:
+            return  # not composed yet, or being torn down as the app exits
         width = sparkline.size.width or self.size.width
         if self._series is None or width <= 0:
             return
