@@ -143,7 +143,8 @@ def test_a_critical_finding_titles_the_window_and_rings_the_bell(tmp_path):
     with tmux_session() as tmux:
         tmux.start([str(log)], rlwatch_env(tmp_path), before="printf '\\033]2;my shell\\007'; ")
         dashboard_up(tmux)
-        title = poll(lambda: tmux.display("#{pane_title}"), 5, "a title")
+        title = poll(lambda: (shown := tmux.display("#{pane_title}")).startswith("rlwatch ")
+                     and "WARN" in shown and shown, 5, "rlwatch's title")
         assert re.fullmatch(rf"rlwatch {tmp_path.name}/grpo 30 reward [\d.]+ ▲ WARN [\w-]+( \+\d+)?",
                             title), title
         assert tmux.display("#{window_bell_flag}") == "0"
@@ -203,7 +204,7 @@ def test_ascii_mode_draws_only_ascii(tmp_path, how):
         assert "! WARN kl-high" in screen
         assert_panels_intact(lines, 2, 80)
         assert re.search(r"#=+ actor/pg_loss =#", screen)  # the critical panel's heavy border
-        assert "X CRIT loss-nan" in tmux.display("#{pane_title}")
+        poll(lambda: "X CRIT loss-nan" in tmux.display("#{pane_title}"), 5, "the title in ASCII")
 
 
 def test_unicode_overrides_an_ascii_locale(tmp_path):
