@@ -276,6 +276,8 @@ def test_the_flag_beats_the_settings_file_which_beats_the_default(home):
     config.write_text('theme = "rlwatch-light"\n')
     assert resolve_appearance(None, None, utf8).theme == "rlwatch-light"
     assert resolve_appearance("rlwatch-high-contrast", None, utf8).theme == "rlwatch-high-contrast"
+    config.write_text('theme = "textual-dark"\n')  # picked in the command palette, remembered
+    assert resolve_appearance(None, None, utf8).theme == "textual-dark"
     config.write_text('theme = "gone-now"\n')
     fallback = resolve_appearance(None, None, utf8)
     assert fallback.theme == DEFAULT_THEME and "'gone-now'" in fallback.problems[0]

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 
 from tui.config import load_config, save_theme
 from tui.ui.glyphs import use_ascii
@@ -46,11 +46,14 @@ def resolve_appearance(theme: str | None, ascii_only: bool | None,
     config = load_config()
     offered = available_themes()
     problems = [problem for problem in [config.problem, *offered.broken.values()] if problem]
-    if theme is not None and theme not in offered.names:
+    # Textual's own themes can be picked in the command palette (ctrl+p), so they are
+    # remembered too and must be accepted back; ``t`` cycles only the offered ones.
+    known = [*offered.names, *BUILTIN_THEMES]
+    if theme is not None and theme not in known:
         reason = f": {offered.broken[theme]}" if theme in offered.broken else ""
         raise AppearanceError(f"no theme {theme!r}{reason} (themes: {', '.join(offered.names)})")
     chosen = theme or config.theme or DEFAULT_THEME
-    if chosen not in offered.names:
+    if chosen not in known:
         problems.append(f"theme {chosen!r} from the settings file is gone; using {DEFAULT_THEME}")
         chosen = DEFAULT_THEME
     return Appearance(chosen, offered.themes, use_ascii(ascii_only, config.ascii, environ), save_theme,
