@@ -29,7 +29,12 @@ def _num(value: float | None, unit: str, digits: int = 0) -> str:
 
 
 class AcceleratorStrip(Widget):
-    """Compact per-device lines; hidden while nothing is known about any host."""
+    """Compact per-device lines, and the status of hosts that stopped answering.
+
+    Hidden while no device is known: a machine with no accelerator tool (a
+    laptop following a copied log) must not lose a row of an 80×24 screen to
+    saying so; ``check`` reports a failing tool on stderr.
+    """
 
     DEFAULT_CSS = """
     AcceleratorStrip {
@@ -50,7 +55,7 @@ class AcceleratorStrip(Widget):
 
     def show(self) -> None:
         """Redraw from the history (called when a reading or a status arrived)."""
-        self.set_class(bool(self.history.devices() or self.history.status), "-shown")
+        self.set_class(bool(self.history.devices()), "-shown")
         self.refresh(layout=True)
 
     def render(self) -> Content:
