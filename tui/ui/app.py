@@ -24,7 +24,9 @@ from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
 from tui.sources.base import LogSource, Reset, SourceError, Status
 from tui.sources.local_file import LocalFile
+from tui.ui.appearance import Appearance
 from tui.ui.commands import RunCommands
+from tui.ui.run_line import run_line, run_name
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.findings import FindingsScreen
@@ -32,8 +34,6 @@ from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.report import ReportScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
-from tui.ui.appearance import Appearance
-from tui.ui.run_line import run_line, run_name
 from tui.ui.terminal import TerminalExtras, rlwatch_driver
 
 # Redraw at most this often: a backfill folds hundreds of chunks a second and
