@@ -20,10 +20,15 @@ def grep_command(needles: Sequence[bytes], path: str) -> list[str]:
 
 
 class GrepOutput:
-    """Splits ``grep -b`` output, fed in arbitrary chunks, into (offset, line) pairs."""
+    """Splits ``grep -b`` output, fed in arbitrary chunks, into (offset, line) pairs.
 
-    def __init__(self) -> None:
+    ``base`` is added to every offset: grep counts from where it started reading,
+    which for a piece of a file is the piece's start.
+    """
+
+    def __init__(self, base: int = 0) -> None:
         self._pending = b""
+        self._base = base
 
     def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
         """Complete ``(offset, line)`` pairs in the bytes so far; lines keep their newline."""
@@ -36,6 +41,6 @@ class GrepOutput:
             stop = data.index(b"\n", start) + 1  # not splitlines(): a line may hold \r
             offset, colon, line = data[start:stop].partition(b":")
             if colon and offset.isdigit():
-                out.append((int(offset), line))
+                out.append((self._base + int(offset), line))
             start = stop
         return out

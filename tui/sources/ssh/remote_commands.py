@@ -16,12 +16,13 @@ STEP_LINE_ERE = r"(^|[^[:alnum:]_/])step:[0-9]+ - [^[:space:]:]+:"
 SNIFF_BYTES = 4 * 1024 * 1024
 
 
-def discover(path: str) -> str:
-    """One round trip: is ``path`` a file (its size) or a directory (its candidate logs)?
+def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) -> str:
+    """One round trip: is ``path`` a file or a directory (its candidate logs)?
 
-    Prints ``FILE <size>``, ``MISSING``, ``DENIED``, or ``DIR`` followed by one
-    ``<mtime> <has-steps> <path>`` record per candidate log (depth ≤ 3), each
-    ended by a NUL, since a file name may hold a newline.
+    Prints ``FILE`` and then what ``plan`` prints, so a file target's backfill
+    starts in the same round trip; or ``MISSING``, ``DENIED``, or ``DIR``
+    followed by one ``<mtime> <has-steps> <path>`` record per candidate log
+    (depth ≤ 3), each ended by a NUL, since a file name may hold a newline.
     """
     p = shlex.quote(path)
     sniff = (f"{{ head -c {SNIFF_BYTES} \"$f\"; tail -c {SNIFF_BYTES} \"$f\"; }} 2>/dev/null "
@@ -29,41 +30,69 @@ def discover(path: str) -> str:
     per_file = f"for f; do if {sniff}; then s=1; else s=0; fi; " \
                "printf '%s %s %s\\0' \"$(stat -c %Y -- \"$f\")\" \"$s\" \"$f\"; done"
     return (f"p={p}; "
-            "if [ -f \"$p\" ]; then if [ -r \"$p\" ]; then echo FILE \"$(stat -c %s -- \"$p\")\"; "
-            "else echo DENIED; fi; "
+            "if [ -f \"$p\" ]; then if [ -r \"$p\" ]; then echo FILE; "
+            f"{_plan_script('$p', needles, chunk_bytes)}; else echo DENIED; fi; "
             "elif [ -d \"$p\" ]; then if [ -r \"$p\" ] && [ -x \"$p\" ]; then echo DIR; "
             "find \"$p\" -maxdepth 3 -type f \\( -name '*.log' -o -name '*.out' -o -name '*.txt' \\) "
             f"-exec sh -c {shlex.quote(per_file)} sh {{}} + 2>/dev/null; else echo DENIED; fi; "
             "else echo MISSING; fi")
 
 
-def size(path: str) -> str:
-    """The file's size in bytes."""
-    return f"stat -c %s -- {shlex.quote(path)}"
+def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) -> str:
+    """How to backfill ``path``: ``RESUME <offset>`` then ``CUTS <offset>...``, then the
+    first piece's ``grep -b`` output (``grep_piece``) when ``needles`` are given.
 
-
-def backfill(path: str, needles: Sequence[bytes], window: int = 1 << 20) -> str:
-    """One round trip: ``RESUME <offset>`` — the end of the last whole line present now —
-    then ``grep -b`` for the needles over the bytes before it: ``OFFSET:LINE`` per match.
-
-    A line still being written is left to the follower, which starts at that
-    offset, so it is read once and whole. Only the last ``window`` bytes are read
-    to find it (``tail -c +N`` seeks), and the file once more by grep.
+    RESUME is the end of the last whole line present now: a line still being
+    written is left to the follower, which starts there, so it is read once and
+    whole. Only the last MiB is read to find it (``tail -c +N`` seeks). CUTS
+    split ``[0, RESUME)`` at line starts into one piece per CPU of the box (at
+    most 8, each at least ``chunk_bytes``), so that several greps filter the
+    log at once: a multi-pattern grep is CPU-bound, and training boxes have
+    cores to spare. The first piece runs in the same channel, so it costs no
+    round trip of its own.
     """
-    patterns = " ".join(f"-e {shlex.quote(n.decode())}" for n in needles)
-    return (f"f={shlex.quote(path)}; s=$(stat -c %s -- \"$f\") || exit 3; "
-            f"w=$(( s < {int(window)} ? s : {int(window)} )); "
+    return f"p={shlex.quote(path)}; {_plan_script('$p', needles, chunk_bytes)}"
+
+
+def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, window: int = 1 << 20) -> str:
+    return (f"f=\"{var}\"; s=$(stat -c %s -- \"$f\") || exit 3; "
+            f"w=$(( s < {window} ? s : {window} )); "
             "win() { tail -c +$(( s - w + 1 )) -- \"$f\" | head -c \"$w\"; }; "
             "if [ \"$s\" -eq 0 ] || [ \"$(win | tail -c 1 | od -An -tx1 | tr -d ' \\n')\" = 0a ]; "
             "then r=$s; else o=$(win | LC_ALL=C grep -a -b '' | tail -n 1 | cut -d: -f1); "
             "r=$(( s - w + o )); fi; echo \"RESUME $r\"; "
-            f"head -c \"$r\" -- \"$f\" | LC_ALL=C grep -a -b -F {patterns}")
+            "k=$(nproc 2>/dev/null || echo 1); [ \"$k\" -gt 8 ] && k=8; "
+            f"m=$(( r / {int(chunk_bytes)} )); [ \"$m\" -lt \"$k\" ] && k=$m; "
+            "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( r * i / k )); "
+            f"n=$(tail -c +$(( b + 1 )) -- \"$f\" | head -c {window} | head -n 1 | wc -c); "
+            f"[ \"$n\" -lt {window} ] && c=\"$c $(( b + n ))\"; i=$(( i + 1 )); done; echo \"$c\""
+            + (f"; set -- $c; if [ -n \"${{2:-}}\" ]; then head -c \"$2\" < \"$f\" | {_grep(needles)}; "
+               f"else {_grep(needles)} < \"$f\"; fi" if needles else ""))
 
 
-def read_range(path: str, start: int, end: int) -> str:
-    """The bytes ``[start, end)``."""
-    return (f"tail -c +{int(start) + 1} -- {shlex.quote(path)} 2>/dev/null "
-            f"| head -c {max(0, int(end) - int(start))}")
+def _grep(needles: Sequence[bytes]) -> str:
+    """A byte-offset, fixed-string, binary-safe grep for any of ``needles`` on stdin."""
+    return "LC_ALL=C grep -a -b -F " + " ".join(f"-e {shlex.quote(n.decode())}" for n in needles)
+
+
+def grep_piece(path: str, needles: Sequence[bytes], start: int, end: int | None) -> str:
+    """``grep -b`` for the needles over ``[start, end)`` (to EOF when ``end`` is None).
+
+    Offsets are relative to ``start``. The piece is reached with a seek (``dd
+    count=0``) and bounded with ``head -c``; the last piece reads the file
+    directly, with no pipe in between.
+    """
+    grep = _grep(needles)
+    seek = f"dd bs=1 skip={int(start)} count=0 2>/dev/null; " if start else ""
+    if end is None:
+        return f"{{ {seek}{grep}; }} < {shlex.quote(path)}"
+    return f"{{ {seek}head -c {max(0, int(end) - int(start))}; }} < {shlex.quote(path)} | {grep}"
+
+
+def read_range(path: str, start: int, end: int | None) -> str:
+    """The bytes ``[start, end)``, or from ``start`` to the end of the file."""
+    tail = f"tail -c +{int(start) + 1} -- {shlex.quote(path)} 2>/dev/null"
+    return tail if end is None else f"{tail} | head -c {max(0, int(end) - int(start))}"
 
 
 def follow(path: str, start: int) -> str:

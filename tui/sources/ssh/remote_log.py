@@ -1,8 +1,9 @@
 """A run's log on another machine, as a LogSource.
 
 Backfill without copying the log: ``grep -b`` runs on the box over the bytes
-present when we looked and sends back only the lines the scanner wants, with
-their offsets. Then ``tail -F`` streams new bytes from there. The connection
+present when we looked, in several pieces at once (one per CPU there), and
+sends back only the lines the scanner wants, with their offsets. Then
+``tail -F`` streams new bytes from there. The connection
 is shared by every command; when it drops, the source says so, reconnects
 with backoff and resumes from the last byte it delivered, so nothing is lost
 or read twice.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
 from tui.sources.grep_filter import GrepOutput
@@ -28,12 +30,16 @@ class RemoteLog:
     """A log file (or a run directory's log) on ``target``'s host."""
 
     def __init__(self, target: RemoteTarget, prefilter: Sequence[bytes] = (),
-                 accept_new_host_key: bool = False) -> None:
+                 accept_new_host_key: bool = False, piece_bytes: int = 64 << 20) -> None:
         self.target = target
         self.prefilter = tuple(prefilter)
         self.accept_new_host_key = accept_new_host_key
+        # The smallest piece worth its own grep; a test makes it small to see the cuts.
+        self.piece_bytes = piece_bytes
         self.path = target.path
         self._conn = None
+        # The backfill's plan and first piece, started by connect() for a log file.
+        self._first: _FirstPiece | None = None
 
     @property
     def connection(self):
@@ -45,18 +51,28 @@ class RemoteLog:
         return f"{self.target.host}:{self.path}"
 
     async def connect(self) -> str | None:
-        """Connect, and find the log when the target is a run directory (one round trip)."""
+        """Connect, and find the log when the target is a run directory (one round trip).
+
+        For a log file, the same round trip plans the backfill and starts its
+        first piece, which ``stream`` then reads.
+        """
         from tui.sources.ssh.connection import connect
 
         self._conn = await connect(self.target, self.accept_new_host_key)
-        out = await self._run(remote_commands.discover(self.target.path))
-        head, _, rest = out.partition("\n")
-        if head == "MISSING":
-            raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
-        if head == "DENIED":
-            raise SourceError(f"{self.label}: permission denied")
-        if head.startswith("FILE"):
+        process = await self._open(
+            remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
+        head = (await process.stdout.readline()).strip()
+        if head == b"FILE":
+            self._first = await _FirstPiece.read(process, self.label)
             return None
+        try:
+            rest = (await process.stdout.read()).decode("utf-8", "replace")
+        finally:
+            process.close()
+        if head == b"MISSING":
+            raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
+        if head != b"DIR":
+            raise SourceError(f"{self.label}: permission denied")
         candidates = []
         for line in rest.split("\0"):
             mtime, has_steps, path = (line.split(" ", 2) + ["", ""])[:3]
@@ -70,9 +86,24 @@ class RemoteLog:
         why = "with verl step lines" if with_steps else "none has step lines yet"
         return f"watching {self.label} (newest of {len(candidates)} log file(s) {why})"
 
+    async def _open(self, command: str):
+        """A remote process for ``command`` (bytes out), or SourceError when the connection fails."""
+        import asyncssh
+
+        try:
+            return await self._conn.create_process(command, encoding=None)
+        except (OSError, asyncssh.Error) as error:
+            raise SourceError(f"{self.target.host}: connection lost: {error}") from None
+
     def use_log(self, log: str) -> None:
         """``--log``: a file inside the run directory (or an absolute path) instead of discovery."""
         self.path = log if log.startswith("/") else f"{self.target.path.rstrip('/')}/{log}"
+        self._drop_first_piece()
+
+    def _drop_first_piece(self) -> None:
+        if self._first is not None:
+            self._first.process.close()
+            self._first = None
 
     async def _run(self, command: str, binary: bool = False):
         import asyncssh
@@ -88,9 +119,13 @@ class RemoteLog:
         """Backfill through grep on the box (from 0), then follow; reconnect when dropped."""
         offset = start
         if start == 0 and self.prefilter:
-            async for event in self._backfill():
+            async for event in self._backfill(follow):
                 yield event
-                offset = event.resume_at
+                if isinstance(event, Lines):
+                    offset = event.resume_at
+            if not follow:
+                return
+        self._drop_first_piece()
         attempt = 0
         while True:
             try:
@@ -119,33 +154,48 @@ class RemoteLog:
                 except SourceError as error:
                     yield Status(f"{error}; retrying", ok=False)
 
-    async def _backfill(self) -> AsyncIterator[Lines]:
-        process = await self._conn.create_process(
-            remote_commands.backfill(self.path, self.prefilter), encoding=None)
-        output = GrepOutput()
-        resume_at: int | None = None
-        batch: list[tuple[int, bytes]] = []
+    async def _backfill(self, follow: bool) -> AsyncIterator[Lines | Data]:
+        """Lines of ``[0, RESUME)`` matching the prefilter, in order, from one grep per piece;
+        without ``follow``, then the bytes from RESUME to the end, fetched meanwhile.
+
+        The first piece streams as it comes; later pieces are held until the
+        ones before them are done (their output is small: the matching lines).
+        """
+        first, self._first = self._first, None
+        if first is None:
+            first = await _FirstPiece.read(await self._open(
+                remote_commands.plan(self.path, self.prefilter, self.piece_bytes)), self.label)
+        plan = first.plan
+        pieces = list(zip(plan.cuts, [*plan.cuts[1:], None]))
+        queues = [asyncio.Queue() for _ in range(len(pieces) + 1)]
+        readers = [asyncio.create_task(_drain(first.process, 0, plan.resume_at, queues[0]))]
+        readers += [asyncio.create_task(self._grep_piece(start, end, plan.resume_at, queue))
+                    for (start, end), queue in zip(pieces, queues[1:])]
+        rest = None if follow else asyncio.create_task(self._read_to_end(plan.resume_at))
         try:
-            header = await process.stdout.readline()
-            if not header.startswith(b"RESUME ") or not header[7:].strip().isdigit():
-                raise SourceError(f"{self.label}: cannot read the file")
-            resume_at = int(header[7:])
-            while chunk := await process.stdout.read(_CHUNK):
-                batch += [(o, line) for o, line in output.feed(chunk) if o < resume_at]
-                if len(batch) > 2000:
-                    yield Lines(batch, resume_at)
-                    batch = []
+            for queue in queues:
+                while (batch := await queue.get()) is not None:
+                    yield Lines(batch, plan.resume_at)
+            for reader in readers:
+                reader.result()  # a piece that failed fails the backfill
+            if rest is not None and (data := await rest):
+                yield Data(plan.resume_at, data)
         finally:
-            process.close()
-        yield Lines(batch, resume_at)
+            for task in [*readers, *([rest] if rest else [])]:
+                task.cancel()
+            await asyncio.gather(*readers, *([rest] if rest else []), return_exceptions=True)
+
+    async def _grep_piece(self, start: int, end: int | None, resume_at: int,
+                          queue: asyncio.Queue) -> None:
+        process = await self._open(remote_commands.grep_piece(self.path, self.prefilter, start, end))
+        await _drain(process, start, resume_at, queue)
 
     async def _read_from(self, offset: int, follow: bool) -> AsyncIterator[SourceEvent]:
         import asyncssh
 
         if not follow:
-            size = int((await self._run(remote_commands.size(self.path))).strip() or 0)
-            if size > offset:
-                yield Data(offset, await self.read_range(offset, size))
+            if rest := await self._read_to_end(offset):
+                yield Data(offset, rest)
             return
         try:
             process = await self._conn.create_process(remote_commands.follow(self.path, offset),
@@ -191,7 +241,11 @@ class RemoteLog:
             return b""
         return await self._run(remote_commands.read_range(self.path, start, end), binary=True)
 
+    async def _read_to_end(self, start: int) -> bytes:
+        return await self._run(remote_commands.read_range(self.path, start, None), binary=True)
+
     async def close(self) -> None:
+        self._drop_first_piece()
         if self._conn is not None:
             self._conn.close()
             try:
@@ -199,6 +253,48 @@ class RemoteLog:
             except Exception:  # noqa: BLE001 - a connection already dead closes as it can
                 pass
             self._conn = None
+
+
+async def _drain(process, base: int, resume_at: int, queue: asyncio.Queue) -> None:
+    """Put a grep's ``(offset, line)`` batches on ``queue``, then None; offsets from ``base``."""
+    output = GrepOutput(base=base)
+    try:
+        while chunk := await process.stdout.read(_CHUNK):
+            # The last piece reads to EOF: lines from RESUME on are the follower's.
+            batch = [(o, line) for o, line in output.feed(chunk) if o < resume_at]
+            if batch:
+                queue.put_nowait(batch)
+    finally:
+        process.close()
+        queue.put_nowait(None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A backfill plan from the box: where the follower starts, where the pieces meet."""
+
+    resume_at: int
+    cuts: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _FirstPiece:
+    """The plan, and the channel that goes on with the first piece's grep output."""
+
+    plan: _Plan
+    process: object
+
+    @classmethod
+    async def read(cls, process, label: str) -> _FirstPiece:
+        """Read the ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s output."""
+        resume = (await process.stdout.readline()).split()
+        cuts = (await process.stdout.readline()).split()
+        if (resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
+                or cuts[:1] != [b"CUTS"] or not all(cut.isdigit() for cut in cuts[1:])):
+            process.close()
+            raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
+                              "GNU coreutils)")
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:])), process)
 
 
 class _Dropped(Exception):

@@ -1,0 +1,80 @@
+"""Backfilling a remote log in pieces: the same model as reading the file here, byte for byte."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+
+import pytest
+
+from tests.corpus import verl_log
+from tui.feed import Feed
+from tui.model.run_model import RunModel
+from tui.parsers.log_scanner import NEEDLES
+from tui.sources.local_file import LocalFile
+from tui.sources.ssh import remote_commands
+from tui.sources.ssh.remote_log import RemoteLog
+from tui.sources.ssh.target import RemoteTarget
+
+
+def snapshot(model: RunModel) -> dict:
+    """Everything the backfill decides: values per key, step byte spans, incidents, samples."""
+    return {
+        "series": {key: [(s, repr(v)) for s, v in zip(series.steps, series.values)]
+                   for key, series in model.series.items()},
+        "spans": (list(model.step_index.steps), list(model.step_index.starts),
+                  list(model.step_index.ends)),
+        "incidents": [repr(incident) for incident in model.incidents],
+        "samples": list(model.sample_offsets),
+        "end": model.end_marker_seen,
+    }
+
+
+async def load(source) -> RunModel:
+    await source.connect()
+    model = RunModel()
+    try:
+        await Feed(source, model).run(follow=False)
+    finally:
+        await source.close()
+    return model
+
+
+@pytest.mark.parametrize("prefix", ["032", "008"])  # 008 ends in a crash: incidents matter
+async def test_pieces_small_enough_to_cut_every_few_steps_change_nothing(client_home, prefix):
+    log = verl_log(prefix)
+    local = await load(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
+    remote = await load(RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES, piece_bytes=4096))
+    assert snapshot(remote) == snapshot(local)
+    assert remote.step_count or remote.incidents  # the comparison saw something
+
+
+async def test_the_box_cuts_at_line_starts_one_piece_per_cpu(client_home, tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(b"line %d %s\n" % (i, b"x" * (i % 97)) for i in range(20000)))
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+    await source.connect()
+    try:
+        out = await source._run(remote_commands.plan(str(log), chunk_bytes=4096))
+    finally:
+        await source.close()
+    resume, cuts = out.splitlines()
+    assert resume == f"RESUME {log.stat().st_size}"
+    offsets = [int(cut) for cut in cuts.split()[1:]]
+    assert len(offsets) == min(os.cpu_count(), 8) - 1
+    data = log.read_bytes()
+    assert all(data[offset - 1:offset] == b"\n" for offset in offsets)
+    assert offsets == sorted(offsets)
+
+
+async def test_a_last_line_without_newline_is_read_once_as_locally(client_home, tmp_path):
+    log = tmp_path / "grpo.log"
+    shutil.copy(verl_log("032"), log)
+    with open(log, "ab") as handle:
+        handle.write(b"step:9999 - critic/score/mean:0.5 - actor/pg_lo")  # no newline yet
+    remote = await asyncio.wait_for(load(RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES,
+                                                   piece_bytes=4096)), 60)
+    local = await load(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
+    assert snapshot(remote) == snapshot(local)
+    assert remote.series["critic/score/mean"].value_at(9999) == 0.5
