@@ -18,6 +18,7 @@ from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.parsers.verl_jsonl import JsonlScanner
 from tui.sources.local_file import LocalFile
+from tui.sources.run_folder import LocalFolder
 from tui.sources.tensorboard_events import TensorBoardDir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -97,12 +98,12 @@ async def test_reading_once_tags_each_value_with_its_source(tmp_path):
     shutil.copy(JSONL, run / "proj" / "exp.jsonl")
     shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp")
     model = RunModel()
-    notes = await read_logger_files(model, str(run), str(run / "grpo.log"))
+    notes = await read_logger_files(model, LocalFolder(run / "grpo.log", run))
     assert len(notes) == 2
     pg_loss = model.series["actor/pg_loss"]
     assert [pg_loss.source_at(step) for step in pg_loss.steps] == [Source.JSONL] * 4 + [
         Source.TENSORBOARD] * 2  # steps 1–4 from the JSONL, 5–6 only in the events
-    assert await read_logger_files(RunModel(), "host:/runs/x", "host:/runs/x/grpo.log") == ()
+    assert await read_logger_files(RunModel(), None) == ()  # a run with no place (the demo)
 
 
 async def test_a_followed_jsonl_truncated_by_a_restart_keeps_what_was_merged(tmp_path):

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.parsers.records import StepRecord
 from tui.parsers.verl_jsonl import JsonlScanner
 from tui.sources.base import Data, LogSource, Reset, SourceError
-from tui.sources.local_file import LocalFile
-from tui.sources.run_files import find_logger_files
+from tui.sources.run_folder import RunFolder
 from tui.sources.tensorboard_events import TensorBoardDir
 
 # TensorBoard writers flush every 120 s (torch's default); polling more often
@@ -70,21 +68,27 @@ class TensorBoardFeed:
     def __init__(self, directory: TensorBoardDir, model: RunModel,
                  on_change: Callable[[], None] | None = None,
                  poll_seconds: float = TENSORBOARD_POLL_SECONDS,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 sync: Callable[[], Awaitable[None]] | None = None) -> None:
+        """``sync``: what brings ``directory`` up to date before each poll (a remote mirror)."""
         self.directory = directory
         self.model = model
         self.on_change = on_change
         self.poll_seconds = poll_seconds
         self.clock = clock
+        self.sync = sync
 
     async def run(self, follow: bool) -> None:
         """Read every event file to its end; with ``follow``, keep polling for more."""
         while True:
-            records, more = await asyncio.to_thread(self.directory.poll)
-            if self.model.apply(records, self.clock(), Source.TENSORBOARD) and self.on_change:
-                self.on_change()
-            if more:
-                continue  # the poll stopped at its batch size
+            if self.sync is not None:
+                await self.sync()
+            while True:
+                records, more = await asyncio.to_thread(self.directory.poll)
+                if self.model.apply(records, self.clock(), Source.TENSORBOARD) and self.on_change:
+                    self.on_change()
+                if not more:  # else the poll stopped at its batch size
+                    break
             if not follow:
                 return
             await asyncio.sleep(self.poll_seconds)
@@ -94,31 +98,31 @@ class TensorBoardFeed:
         return self.directory.problems()
 
 
-def logger_feeds(log: Path, run_dir: Path | None, model: RunModel,
-                 on_change: Callable[[], None] | None = None
-                 ) -> tuple[list[JsonlFeed | TensorBoardFeed], tuple[str, ...]]:
-    """Feeds for the local JSONL and TensorBoard files ``log`` points at, and notes for the user."""
-    found = find_logger_files(log, run_dir)
+async def logger_feeds(folder: RunFolder, model: RunModel,
+                       on_change: Callable[[], None] | None = None
+                       ) -> tuple[list[JsonlFeed | TensorBoardFeed], tuple[str, ...]]:
+    """Feeds for the JSONL and TensorBoard files the run's log points at, and notes for the user."""
+    found = await folder.logger_files()
     feeds: list[JsonlFeed | TensorBoardFeed] = []
     if found.jsonl is not None:
-        feeds.append(JsonlFeed(LocalFile(found.jsonl), model, on_change))
+        feeds.append(JsonlFeed(folder.jsonl_source(found.jsonl), model, on_change))
     if found.tensorboard is not None:
-        feeds.append(TensorBoardFeed(TensorBoardDir(found.tensorboard), model, on_change))
+        local, sync = folder.event_sync(found.tensorboard)
+        feeds.append(TensorBoardFeed(TensorBoardDir(local), model, on_change, sync=sync))
     return feeds, found.notes
 
 
-async def read_logger_files(model: RunModel, target: str, log: str) -> tuple[str, ...]:
-    """Merge, once, the JSONL and event files of a local run into ``model``; notes for the user.
+async def read_logger_files(model: RunModel, folder: RunFolder | None) -> tuple[str, ...]:
+    """Merge, once, the JSONL and event files of the run into ``model``; notes for the user.
 
-    ``target`` is what the user named (run directory or log file) and ``log``
-    the console log read from it. A target that is not on this machine has
-    nothing to merge here.
+    ``folder`` is where the run's files are (None: nowhere, as for the demo).
     """
-    log_path = Path(log)
-    if not log_path.is_file():
+    if folder is None:
         return ()
-    run_dir = Path(target).expanduser()
-    feeds, notes = logger_feeds(log_path, run_dir if run_dir.is_dir() else None, model)
+    try:
+        feeds, notes = await logger_feeds(folder, model)
+    except SourceError as error:
+        return (f"the run's logger files were not read: {error}",)
     problems: list[str] = []
     for feed in feeds:
         try:

@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from tui.cli import exit_codes
-from tui.cli.targets import open_target
+from tui.cli.targets import local_run_dir, open_target
 from tui.feed import Feed
 from tui.logger_feeds import read_logger_files
+from tui.sources.run_folder import folder_for
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.parsers.smi.records import AcceleratorSample
@@ -41,7 +42,8 @@ async def loaded_run(target: str, log: str | None, accept_new_host_key: bool = F
         await Feed(opened.source, model).run(follow=False)
         # The run's file-logger JSONL and TensorBoard events, where the log
         # points at them: their exact values replace the console's text.
-        for merged in await read_logger_files(model, target, model.log):
+        folder = folder_for(opened.source, local_run_dir(target))
+        for merged in await read_logger_files(model, folder):
             print(f"rlwatch: {merged}", file=sys.stderr)
         yield model, opened.source
     finally:

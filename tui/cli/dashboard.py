@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
-from tui.cli.targets import open_target
+from tui.cli.targets import local_run_dir, open_target
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.sources.base import LogSource, SourceError
 
@@ -41,10 +41,8 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
     try:
         rules = load_rules(*override_paths(rules_file))
         opened = open_target(target, log, accept_new_host_key)
-        run_dir = Path(target).expanduser()
         return asyncio.run(_watch(opened.source, note=opened.note, rules=rules,
-                                  on_critical=on_critical,
-                                  run_dir=run_dir if run_dir.is_dir() else None,
+                                  on_critical=on_critical, run_dir=local_run_dir(target),
                                   app_options={"gpu_hosts": gpu_hosts,
                                                "accept_new_host_key": accept_new_host_key,
                                                "appearance": appearance}))

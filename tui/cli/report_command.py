@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tui.cli import exit_codes
 from tui.cli.check import loaded_run, unreadable
+from tui.cli.targets import local_run_dir
 from tui.parsers.records import Sample
 from tui.parsers.rollout_dumps import parse_dump
 from tui.report.render import to_html, to_json, to_markdown, to_text
@@ -18,17 +19,18 @@ from tui.report.verdict import build_report
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
 from tui.sources.base import SourceError
-from tui.sources.dump_dirs import find_dump_dirs
+from tui.sources.run_folder import RunFolder, folder_for
 
-def dumped_samples(run_dir: Path) -> tuple[list[Sample], list[float] | None]:
+
+async def dumped_samples(folder: RunFolder | None) -> tuple[list[Sample], list[float] | None]:
     """Samples of the last validation dump and scores of the last rollout dump, if the run
-    wrote dumps (``trainer.validation_data_dir`` / ``rollout_data_dir``)."""
+    wrote dumps (``trainer.validation_data_dir`` / ``rollout_data_dir``), here or on the box."""
     samples: list[Sample] = []
     rollout: list[float] | None = None
-    for dump in find_dump_dirs(run_dir):
+    for dump in await folder.dump_dirs() if folder is not None else []:
         try:
-            rows = parse_dump(dump.file_for(dump.steps[-1]).read_bytes())
-        except OSError:
+            rows = parse_dump(await folder.read(dump.file_for(dump.steps[-1])))
+        except (OSError, SourceError):
             continue
         if dump.validation and not samples:
             samples = rows
@@ -43,9 +45,7 @@ async def _build(target: str, log: str | None, engine: RuleEngine, goal: float |
         if unreadable(model):
             return None
         samples = await printed_samples(model, source)
-    local = Path(target)
-    run_dir = local if local.is_dir() else local.parent
-    dumped, rollout = dumped_samples(run_dir) if run_dir.is_dir() else ([], None)
+        dumped, rollout = await dumped_samples(folder_for(source, local_run_dir(target)))
     return build_report(model, engine.evaluate(model, time.time()), dumped or samples, goal, rollout)
 
 

@@ -32,10 +32,11 @@ def open_target(target: str, log: str | None = None,
     if remote is not None:
         from tui.sources.ssh.remote_log import RemoteLog
 
+        run_dir = None
         if log is not None:
             path = log if log.startswith("/") else f"{remote.path.rstrip('/')}/{log}"
-            remote = replace(remote, path=path)
-        return OpenedTarget(RemoteLog(remote, NEEDLES, accept_new_host_key), None)
+            remote, run_dir = replace(remote, path=path), remote.path
+        return OpenedTarget(RemoteLog(remote, NEEDLES, accept_new_host_key, run_dir=run_dir), None)
     try:
         return _open_local(Path(target).expanduser(), target, log)
     except PermissionError:
@@ -56,3 +57,11 @@ def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:
     if not path.exists():
         raise SourceError(f"{target}: no such file or directory")
     return OpenedTarget(LocalFile(path, prefilter=NEEDLES), None)
+
+
+def local_run_dir(target: str) -> Path | None:
+    """The run directory ``target`` names on this machine, or None (a log file, a remote run)."""
+    if parse_target(target) is not None:
+        return None
+    path = Path(target).expanduser()
+    return path if path.is_dir() else None

@@ -26,6 +26,8 @@ _EXPERIMENT = re.compile(_NAME.format(key="experiment_name"))
 # ``trainer.logger=["console","file"]`` / ``trainer.logger=['console']``.
 _LOGGERS = re.compile(r"(?:'logger': |trainer\.logger=)\[([^\]]*)\]")
 _LOGGER_NAME = re.compile(r"""['"](\w+)['"]|(?<=[\[,])\s*(\w+)\s*(?=[\],])""")
+# Fixed strings on every line the patterns above read (for a grep on the box).
+HINT_NEEDLES = ("logger", "project_name", "experiment_name", "Saving tensorboard log to")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 

@@ -1,4 +1,4 @@
-"""Finding, on this machine, the JSONL and TensorBoard files of the run a console log belongs to.
+"""Finding the JSONL and TensorBoard files of the run a console log belongs to.
 
 Paths verl announces are relative to the trainer's working directory, which
 is normally where the run was launched: the run directory the user named, or
@@ -23,25 +23,45 @@ from tui.sources.tensorboard_events import event_files
 class LoggerFiles:
     """The run's file-logger JSONL and TensorBoard directory, where found, and what to tell the user."""
 
-    jsonl: Path | None
-    tensorboard: Path | None
+    jsonl: PurePath | None
+    tensorboard: PurePath | None
     notes: tuple[str, ...]
 
 
 def find_logger_files(log: Path, run_dir: Path | None = None) -> LoggerFiles:
-    """Look for the files ``log`` points at, beside ``run_dir`` and beside the log."""
-    hints = logger_hints(_sniff(log))
-    bases = list(dict.fromkeys(base for base in (run_dir, log.parent) if base is not None))
+    """Look on this machine for the files ``log`` points at, beside ``run_dir`` and the log."""
+    return choose_logger_files(logger_hints(_sniff(log)), bases_of(log, run_dir), Path.is_file,
+                               lambda path: bool(event_files(Path(path))))
+
+
+def bases_of(log: PurePath, run_dir: PurePath | None) -> list[PurePath]:
+    """Where relative logger paths may start: the run directory, then the log's folder."""
+    return list(dict.fromkeys(base for base in (run_dir, log.parent) if base is not None))
+
+
+def candidate_paths(hints: LoggerHints, bases: list[PurePath]) -> list[PurePath]:
+    """Every place ``choose_logger_files`` may look, so a remote host can list them in one go."""
+    return [base / candidate for candidate in [*hints.jsonl_paths(), *hints.tensorboard_paths()]
+            for base in bases]
+
+
+def choose_logger_files(hints: LoggerHints, bases: list[PurePath],
+                        is_file: Callable[[PurePath], bool],
+                        has_events: Callable[[PurePath], bool]) -> LoggerFiles:
+    """The first JSONL and event directory the hints name that exist under a base.
+
+    Where files exist is asked of ``is_file``/``has_events``: this machine's
+    disk, or a listing fetched from the training box.
+    """
     notes: list[str] = []
-    jsonl = _first(hints, "file", hints.jsonl_paths(), bases, Path.is_file, notes,
-                   "a file-logger JSONL")
-    tensorboard = _first(hints, "tensorboard", hints.tensorboard_paths(), bases,
-                         lambda path: bool(event_files(path)), notes, "TensorBoard event files")
+    jsonl = _first(hints, "file", hints.jsonl_paths(), bases, is_file, notes, "a file-logger JSONL")
+    tensorboard = _first(hints, "tensorboard", hints.tensorboard_paths(), bases, has_events, notes,
+                         "TensorBoard event files")
     return LoggerFiles(jsonl, tensorboard, tuple(notes))
 
 
-def _first(hints: LoggerHints, logger: str, candidates: list[PurePath], bases: list[Path],
-           usable: Callable[[Path], bool], notes: list[str], what: str) -> Path | None:
+def _first(hints: LoggerHints, logger: str, candidates: list[PurePath], bases: list[PurePath],
+           usable: Callable[[PurePath], bool], notes: list[str], what: str) -> PurePath | None:
     """The first candidate that exists under a base; a note says what was merged or missed."""
     if hints.uses(logger) is False:
         return None

@@ -23,7 +23,7 @@ from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
 from tui.sources.base import LogSource, Reset, SourceError, Status
-from tui.sources.local_file import LocalFile
+from tui.sources.run_folder import folder_for
 from tui.ui.appearance import Appearance
 from tui.ui.commands import RunCommands
 from tui.ui.run_line import run_line, run_name
@@ -77,7 +77,7 @@ class RlwatchApp(App[None]):
         ``rules`` are the health rules (default: the shipped ones); ``on_critical``
         is a shell command run with each new critical finding as JSON on stdin;
         ``run_dir`` is the run directory the user named, where the file logger's
-        JSONL and TensorBoard events may lie beside the console log; ``gpu_hosts``
+        JSONL, TensorBoard events and dumps may lie beside the console log; ``gpu_hosts``
         are other nodes whose accelerators are shown beside the run's own host's
         (``watch_accelerators`` False: none at all, as in the demo); ``name`` is the
         run's short name in the terminal title (default: from the source's label);
@@ -92,8 +92,8 @@ class RlwatchApp(App[None]):
         self.on_critical = on_critical
         self.findings: list[Finding] = []
         self._judged_at = 0.0
-        self.run_dir = run_dir
         self.source = source
+        self.folder = folder_for(source, run_dir)
         self.model = RunModel(source.label)
         self.feed = Feed(source, self.model, on_change=self._model_changed,
                          on_status=self._source_event)
@@ -125,7 +125,7 @@ class RlwatchApp(App[None]):
             self.dashboard.show_status(self.note)
         self.set_interval(REDRAW_SECONDS, self._redraw)
         self.run_worker(self._follow(), name="feed", group="feed")
-        self._follow_logger_files()
+        self.run_worker(self._follow_logger_files(), group="logger-files")
         if self.watch_accelerators:
             runner, host, local = runner_for_source(self.source)
             self.run_worker(self._follow_accelerators(runner, host, local), group="accelerators")
@@ -153,13 +153,17 @@ class RlwatchApp(App[None]):
         except SourceError as error:
             self.dashboard.show_status(str(error), "error")
 
-    def _follow_logger_files(self) -> None:
+    async def _follow_logger_files(self) -> None:
         """Merge the run's JSONL and TensorBoard values too, where the log points at them."""
-        if not isinstance(self.source, LocalFile):
-            return  # remote logger files: not read yet
+        if self.folder is None:
+            return
         from tui.logger_feeds import logger_feeds
 
-        feeds, notes = logger_feeds(self.source.path, self.run_dir, self.model, self._model_changed)
+        try:
+            feeds, notes = await logger_feeds(self.folder, self.model, self._model_changed)
+        except SourceError as error:
+            self.dashboard.show_status(f"the run's logger files were not read: {error}", "error")
+            return
         for note in notes:
             self.dashboard.show_status(note, "notice")
         for feed in feeds:

@@ -7,7 +7,6 @@ of an import of the app (which imports them) and says exactly what they use.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol, cast
 
 from textual.dom import DOMNode
@@ -16,6 +15,7 @@ from tui.model.run_model import RunModel
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
 from tui.sources.base import LogSource
+from tui.sources.run_folder import RunFolder
 
 
 class RunContext(Protocol):
@@ -25,7 +25,7 @@ class RunContext(Protocol):
     findings: list[Finding]
     engine: RuleEngine
     source: LogSource
-    run_dir: Path | None
+    folder: RunFolder | None  # the run's other files (dumps), None where it has no place
 
     def open_step(self, step: int) -> None:
         """Show the detail of ``step``."""

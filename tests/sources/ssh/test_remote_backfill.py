@@ -56,7 +56,7 @@ async def test_the_box_cuts_at_line_starts_one_piece_per_cpu(client_home, tmp_pa
     source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
     await source.connect()
     try:
-        out = await source._run(remote_commands.plan(str(log), chunk_bytes=4096))
+        out = await source.run(remote_commands.plan(str(log), chunk_bytes=4096))
     finally:
         await source.close()
     resume, cuts = out.splitlines()

@@ -99,3 +99,20 @@ def follow(path: str, start: int) -> str:
     """Stream from ``start`` as the log grows (``tail -F``: across rotation and truncation)."""
     return (f"tail -c +{int(start) + 1} -F -- {shlex.quote(path)} & t=$!; "
             "cat >/dev/null; kill $t 2>/dev/null")
+
+
+def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:
+    """``<size> <path>`` of each file named like one of ``names`` (globs) under ``roots``,
+    at most ``depth`` levels down, each record ended by a NUL. Missing roots are skipped."""
+    tests = " -o ".join(f"-name {shlex.quote(name)}" for name in names)
+    quoted = " ".join(shlex.quote(root) for root in roots)
+    return (f"find {quoted} -maxdepth {int(depth)} -type f \\( {tests} \\) "
+            "-printf '%s %p\\0' 2>/dev/null; true")
+
+
+def hint_lines(path: str, needles: Sequence[str], after: int = 3) -> str:
+    """The lines of the log's head and tail (where verl prints its config and announcements)
+    that hold one of ``needles``, with ``after`` lines of context for wrapped lists."""
+    patterns = " ".join(f"-e {shlex.quote(needle)}" for needle in needles)
+    return (f"{{ head -c {SNIFF_BYTES}; tail -c {SNIFF_BYTES}; }} < {shlex.quote(path)} 2>/dev/null "
+            f"| LC_ALL=C grep -a -A {int(after)} -F {patterns}; true")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
 from tui.sources.grep_filter import GrepOutput
@@ -30,16 +30,28 @@ class RemoteLog:
     """A log file (or a run directory's log) on ``target``'s host."""
 
     def __init__(self, target: RemoteTarget, prefilter: Sequence[bytes] = (),
-                 accept_new_host_key: bool = False, piece_bytes: int = 64 << 20) -> None:
+                 accept_new_host_key: bool = False, piece_bytes: int = 64 << 20,
+                 run_dir: str | None = None) -> None:
+        """``run_dir``: the run directory the log belongs to, when the user named it
+        (``--log``); a directory target sets it in ``connect``."""
         self.target = target
         self.prefilter = tuple(prefilter)
         self.accept_new_host_key = accept_new_host_key
         # The smallest piece worth its own grep; a test makes it small to see the cuts.
         self.piece_bytes = piece_bytes
         self.path = target.path
+        self.run_dir = run_dir
         self._conn = None
+        self._owns_connection = True
         # The backfill's plan and first piece, started by connect() for a log file.
         self._first: _FirstPiece | None = None
+
+    @classmethod
+    def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
+        """Another file of the same host, read over ``other``'s open connection."""
+        source = cls(replace(other.target, path=path), accept_new_host_key=other.accept_new_host_key)
+        source._conn, source._owns_connection = other.connection, False
+        return source
 
     @property
     def connection(self):
@@ -83,6 +95,7 @@ class RemoteLog:
         with_steps = [c for c in candidates if c[0]]
         chosen = max(with_steps or candidates, key=lambda c: c[1])
         self.path = chosen[2]
+        self.run_dir = self.target.path
         why = "with verl step lines" if with_steps else "none has step lines yet"
         return f"watching {self.label} (newest of {len(candidates)} log file(s) {why})"
 
@@ -105,7 +118,8 @@ class RemoteLog:
             self._first.process.close()
             self._first = None
 
-    async def _run(self, command: str, binary: bool = False):
+    async def run(self, command: str, binary: bool = False):
+        """``command``'s output on the box (text, or bytes with ``binary``)."""
         import asyncssh
 
         try:
@@ -239,13 +253,15 @@ class RemoteLog:
     async def read_range(self, start: int, end: int) -> bytes:
         if end <= start:
             return b""
-        return await self._run(remote_commands.read_range(self.path, start, end), binary=True)
+        return await self.run(remote_commands.read_range(self.path, start, end), binary=True)
 
     async def _read_to_end(self, start: int) -> bytes:
-        return await self._run(remote_commands.read_range(self.path, start, None), binary=True)
+        return await self.run(remote_commands.read_range(self.path, start, None), binary=True)
 
     async def close(self) -> None:
         self._drop_first_piece()
+        if not self._owns_connection:  # the other source closes it; a reconnect makes our own
+            self._conn, self._owns_connection = None, True
         if self._conn is not None:
             self._conn.close()
             try:

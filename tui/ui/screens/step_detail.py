@@ -9,7 +9,6 @@ source each time a step is shown, and nothing else of the log is read.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,7 +21,6 @@ from tui.model.aliases import STEP_TIME
 from tui.rules.findings import CRITICAL, Finding
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
-from tui.sources.local_file import LocalFile
 from tui.ui.format import format_exact, format_number
 from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.run_context import RunContext, run_context
@@ -34,14 +32,6 @@ from tui.ui.widgets.step_metrics import StepMetrics
 
 # tab id → the widget that takes the focus when it opens
 _TAB_FOCUS = {"metrics": StepMetrics, "log": StepLog, "dumps": DataTable}
-
-
-def dump_root(run: RunContext) -> Path | None:
-    """Where the run's dump directories may be: the run directory the user named,
-    else the local log's folder; None for a remote run (its files are not here)."""
-    if run.run_dir is not None:
-        return run.run_dir
-    return run.source.path.parent if isinstance(run.source, LocalFile) else None
 
 
 def reason_at(finding: Finding, rule: RuleSpec | None, run: RunContext, step: int) -> str:
@@ -114,7 +104,7 @@ class StepDetailScreen(Screen[None]):
         span = model.step_index.span(step)
         self.run_worker(self.query_one(StepLog).show_step(run.source, span, origin),
                         exclusive=True, group="step-log")
-        self.run_worker(self.query_one(StepDumps).show_step(dump_root(run), step),
+        self.run_worker(self.query_one(StepDumps).show_step(run.folder, step),
                         exclusive=True, group="step-dumps")
 
     @staticmethod

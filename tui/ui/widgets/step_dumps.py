@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import PurePath
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,7 +22,8 @@ from textual.widgets import DataTable, Static
 
 from tui.parsers.records import Sample
 from tui.parsers.rollout_dumps import parse_dump
-from tui.sources.dump_dirs import find_dump_dirs
+from tui.sources.base import SourceError
+from tui.sources.run_folder import RunFolder
 from tui.ui.format import format_number
 from tui.ui.widgets.sample_card import SampleCard
 
@@ -36,19 +37,19 @@ class StepDump:
     """One dump file of the step and its samples."""
 
     kind: str  # "rollout" or "validation"
-    path: Path
+    path: PurePath
     samples: list[Sample]
 
 
-def load_step_dumps(run_dir: Path, step: int) -> list[StepDump]:
-    """The step's dump files under ``run_dir``, read and parsed (blocking: run it in a thread)."""
+async def load_step_dumps(folder: RunFolder, step: int) -> list[StepDump]:
+    """The step's dump files in the run's folder (here or on the box), read and parsed."""
     found = []
-    for dump in find_dump_dirs(run_dir):
+    for dump in await folder.dump_dirs():
         if step in dump.steps:
             path = dump.file_for(step)
             try:
-                samples = parse_dump(path.read_bytes())
-            except OSError:
+                samples = await asyncio.to_thread(parse_dump, await folder.read(path))
+            except (OSError, SourceError):
                 continue  # removed or unreadable since the directory was listed
             found.append(StepDump("validation" if dump.validation else "rollout", path, samples))
     return found
@@ -136,19 +137,23 @@ class StepDumps(Vertical):
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("set", "score", "prompt", "response")
 
-    async def show_step(self, run_dir: Path | None, step: int) -> None:
-        """Find and read ``step``'s dumps under ``run_dir`` (None: the run is not on this machine)."""
+    async def show_step(self, folder: RunFolder | None, step: int) -> None:
+        """Find and read ``step``'s dumps in the run's ``folder`` (None: the run has no place)."""
         table = self.query_one(DataTable)
         table.clear()
         text = self.query_one("#dump-summary", Static)
-        self.dumps = [] if run_dir is None else await asyncio.to_thread(load_step_dumps, run_dir, step)
+        try:
+            self.dumps = [] if folder is None else await load_step_dumps(folder, step)
+        except SourceError as error:
+            text.update(Content(f"The dumps could not be listed: {error}"))
+            return
         self.query_one(VerticalScroll).display = bool(self.dumps)
         if not self.dumps:
             text.update(Content(
                 "This step has no rollout or validation dump: set trainer.rollout_data_dir or "
                 "trainer.validation_data_dir to have verl write them."
-                if run_dir is not None else
-                "Dumps are read where the run's directory is on this machine."))
+                if folder is not None else
+                "This run has no directory to look in for dumps."))
             return
         text.update(Content("\n\n").join([*(summary(dump) for dump in self.dumps), Content.styled(
             "Samples best first (end: the worst); the highlighted one is shown in full below.",

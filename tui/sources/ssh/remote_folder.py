@@ -1,0 +1,95 @@
+"""A remote run's dumps, file-logger JSONL and TensorBoard events, over the log's connection.
+
+Each question costs one round trip: a ``find`` lists the files that matter
+(dumps, JSONL, event files) with their sizes; a dump is fetched whole only
+when its step is opened; event files are mirrored into a local temporary
+directory by appending the bytes past what is mirrored, so TensorBoard's own
+reader follows them as it follows local files, and nothing is copied twice.
+Nothing is written on the box.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path, PurePath, PurePosixPath
+
+from tui.parsers.verl_loggers import HINT_NEEDLES, logger_hints
+from tui.sources.base import LogSource
+from tui.sources.dump_dirs import MAX_DEPTH, DumpDir, dump_dirs_in
+from tui.sources.run_files import LoggerFiles, bases_of, candidate_paths, choose_logger_files
+from tui.sources.ssh import remote_commands
+from tui.sources.ssh.remote_log import RemoteLog
+from tui.sources.tensorboard_events import EVENT_FILE_MARK, EventMirror, is_event_file
+
+_LOGGER_FILES = ("*.jsonl", f"{EVENT_FILE_MARK}*")
+
+
+class RemoteFolder:
+    """The files of the run whose log ``source`` reads: the run directory, else the log's folder."""
+
+    def __init__(self, source: RemoteLog) -> None:
+        self.source = source
+        # Mirrors of event directories, kept while this folder lives.
+        self._mirrors: list[tempfile.TemporaryDirectory] = []
+
+    # Read from the source each time: it knows its log only once connected.
+    @property
+    def log(self) -> PurePosixPath:
+        return PurePosixPath(self.source.path)
+
+    @property
+    def run_dir(self) -> PurePosixPath | None:
+        return PurePosixPath(self.source.run_dir) if self.source.run_dir else None
+
+    @property
+    def root(self) -> PurePath:
+        return self.run_dir or self.log.parent
+
+    async def _listing(self, roots: list[PurePath], depth: int) -> dict[PurePosixPath, int]:
+        """Sizes of the dump, JSONL and event files under ``roots``."""
+        out = await self.source.run(
+            remote_commands.list_files([str(root) for root in roots], depth, _LOGGER_FILES),
+            binary=True)
+        sizes = {}
+        for record in out.split(b"\0"):
+            size, _, path = record.partition(b" ")
+            if size.isdigit() and path:
+                sizes[PurePosixPath(path.decode("utf-8", "surrogateescape"))] = int(size)
+        return sizes
+
+    async def dump_dirs(self) -> list[DumpDir]:
+        return dump_dirs_in(await self._listing([self.root], MAX_DEPTH + 1))
+
+    async def read(self, path: PurePath) -> bytes:
+        return await self.source.run(remote_commands.read_range(str(path), 0, None), binary=True)
+
+    async def logger_files(self) -> LoggerFiles:
+        text = await self.source.run(remote_commands.hint_lines(str(self.log), HINT_NEEDLES))
+        hints = logger_hints(text)
+        bases = bases_of(self.log, self.run_dir)
+        candidates = candidate_paths(hints, bases)
+        listing = await self._listing(candidates, 1) if candidates else {}
+        return choose_logger_files(hints, bases, lambda path: path in listing,
+                                   lambda path: any(file.parent == path for file in listing))
+
+    def jsonl_source(self, path: PurePath) -> LogSource:
+        return RemoteLog.sharing(self.source, str(path))
+
+    def event_sync(self, directory: PurePath) -> tuple[Path, Callable[[], Awaitable[None]] | None]:
+        mirror_dir = tempfile.TemporaryDirectory(prefix="rlwatch-events-")
+        self._mirrors.append(mirror_dir)
+        mirror = EventMirror(Path(mirror_dir.name))
+
+        async def sync() -> None:
+            """Bring each event file's new bytes (one listing, then one range read per grown file)."""
+            for path, size in sorted((await self._listing([directory], 1)).items()):
+                if path.parent != directory or not is_event_file(path.name):
+                    continue
+                have = mirror.size(path.name)
+                if size > have:
+                    data = await self.source.run(remote_commands.read_range(str(path), have, size),
+                                                 binary=True)
+                    mirror.append(path.name, have, data)
+
+        return Path(mirror_dir.name), sync
