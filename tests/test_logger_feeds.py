@@ -145,3 +145,14 @@ async def test_followed_event_files_bring_new_steps(tmp_path):
     finally:
         task.cancel()
         writer.close()
+
+
+def test_a_run_logging_only_to_the_file_logger_counts_its_steps_from_the_jsonl(tmp_path):
+    (tmp_path / "grpo.log").write_text(CONFIG.format(loggers="'file'")
+                                       + "Training Progress:  40%|####  | 4/10 [00:04<00:06, 1.0s/it]\n")
+    (tmp_path / "proj").mkdir()
+    shutil.copy(JSONL, tmp_path / "proj" / "exp.jsonl")
+    result, _ = check_json(tmp_path)
+    steps = [record.step for record in exact_steps()]
+    assert result["run"]["steps"] == len(set(steps)) and result["run"]["last_step"] == max(steps)
+    assert result["latest"]["actor/pg_loss"] == -0.000266974651148999

@@ -117,7 +117,8 @@ def test_exact_values_merge_into_a_real_console_run_without_touching_its_step_in
     model.apply([StepRecord(1119, exact, 0, 99), StepRecord(1121, {"actor/pg_loss": 1.0}, 99, 200)],
                 now=2.0, source=JSONL)
     assert (list(model.step_index.starts), list(model.step_index.ends)) == spans
-    assert model.step_count == 1120 and model.last_step == 1120
+    assert len(model.step_index) == 1120  # the console's steps: the lines a step detail shows
+    assert model.step_count == 1121 and model.last_step == 1121  # a step only the JSONL has yet
     assert model.latest()["only/in_jsonl"] == 7.0
     pg_loss = model.series["actor/pg_loss"]
     assert pg_loss.value_at(1119) == 0.0031234567 and pg_loss.source_at(1119) is JSONL

@@ -47,6 +47,9 @@ class RunModel:
         """Forget everything (the log was truncated or replaced)."""
         self.series: dict[str, TaggedSeries] = {}
         self.step_index = StepIndex()
+        # Steps only the JSONL or event files have (a run logging with trainer.logger=['file']).
+        self._logger_only_steps: set[int] = set()
+        self._last_logger_step: int | None = None
         self.tqdm_sec_per_it = Series()
         self.progress: Progress | None = None
         self.announced_total: int | None = None
@@ -93,8 +96,13 @@ class RunModel:
             # detail reads; the other loggers' steps add values, not lines.
             last = self.step_index.last_step()
             self.step_index.add(record.step, record.offset, record.end)
+            self._logger_only_steps.discard(record.step)
             if last is None or record.step > last:
                 self.last_new_step_at = now
+        elif self.step_index.span(record.step) is None:
+            self._logger_only_steps.add(record.step)
+            if self._last_logger_step is None or record.step > self._last_logger_step:
+                self._last_logger_step = record.step
         for key, value in record.metrics.items():
             series = self.series.get(key)
             if series is None:
@@ -114,13 +122,14 @@ class RunModel:
 
     @property
     def step_count(self) -> int:
-        """Distinct steps that carried metrics."""
-        return len(self.step_index)
+        """Distinct steps that carried metrics, in the console log or only in another logger's files."""
+        return len(self.step_index) + len(self._logger_only_steps)
 
     @property
     def last_step(self) -> int | None:
         """The highest step that carried metrics."""
-        return self.step_index.last_step()
+        steps = [s for s in (self.step_index.last_step(), self._last_logger_step) if s is not None]
+        return max(steps, default=None)
 
     @property
     def finished(self) -> bool:
