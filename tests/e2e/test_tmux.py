@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -279,3 +281,21 @@ def test_a_user_theme_by_name_and_one_line_for_a_broken_one(tmp_path):
         poll(lambda: re.search(r"themeskipped:\S*/themes/broken\.toml:unknownthemekeysprimray",
                                notice()), 5, "the notice about the broken theme")
         assert "rlwatch-exited" not in tmux.screen()  # and no crash
+
+
+def test_a_killed_tmux_ends_rlwatch_and_removes_the_demos_log(tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    with tmux_session() as tmux:
+        # With PYTHONUNBUFFERED (set in many ML images), Textual's shutdown blocked for ever
+        # on the dead terminal and rlwatch outlived its tmux.
+        tmux.start(["demo"], {**rlwatch_env(tmp_path), "TMPDIR": str(scratch),
+                              "PYTHONUNBUFFERED": "1"})
+        poll(lambda: "train reward" in tmux.screen(), 20, "the demo's dashboard")
+        shell = tmux.display("#{pane_pid}")
+        rlwatch = poll(lambda: subprocess.run(["pgrep", "-P", shell], capture_output=True,
+                                              text=True).stdout.split(), 5, "rlwatch's pid")[0]
+        assert list(scratch.glob("rlwatch-demo-*"))  # the replayed log is there while it runs
+        tmux.kill()  # the terminal goes away: SIGHUP
+        poll(lambda: not Path(f"/proc/{rlwatch}").exists(), 10, "rlwatch to end after the hang-up")
+    assert not list(scratch.glob("rlwatch-demo-*"))

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +23,10 @@ from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.sources.base import LogSource, SourceError
+
+# Seconds a hang-up leaves Textual to shut down before the process ends itself.
+HANGUP_GRACE_S = 2.0
+HANGUP_STATUS = 128 + 1  # what a shell reports for a process ended by SIGHUP
 
 if TYPE_CHECKING:
     from tui.ui.app import RlwatchApp
@@ -66,14 +73,16 @@ def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = N
 
 async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None,
                  rules: list[RuleSpec] | None = None, on_critical: str | None = None,
-                 run_dir: Path | None = None, app_options: dict | None = None) -> int:
+                 run_dir: Path | None = None, app_options: dict | None = None,
+                 scratch: Path | None = None) -> int:
+    """``scratch``: a folder of rlwatch's own to remove even when a hang-up cuts the exit short."""
     from tui.ui.app import RlwatchApp
 
     try:
         note = await source.connect() or note
         app = RlwatchApp(source, label=label, note=note, rules=rules, on_critical=on_critical,
                          run_dir=run_dir, **(app_options or {}))
-        _exit_on_hangup(app)
+        _exit_on_hangup(app, scratch)
         await app.run_async()
     finally:
         await source.close()
@@ -95,7 +104,7 @@ async def _demo(speed: float, appearance: Appearance) -> int:
             # The demo's run is a replay: this machine's GPUs are not its accelerators.
             return await _watch(LocalFile(replay.path), label=label,
                                 app_options={"watch_accelerators": False, "name": "demo",
-                                             "appearance": appearance})
+                                             "appearance": appearance}, scratch=Path(folder))
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -113,18 +122,37 @@ def _appearance(theme: str | None, ascii_only: bool | None) -> Appearance | None
         return None
 
 
-def _exit_on_hangup(app: RlwatchApp) -> None:
-    """Leave cleanly when the terminal goes away (a closed tmux pane, a dropped SSH session).
+def _exit_on_hangup(app: RlwatchApp, scratch: Path | None = None) -> None:
+    """Leave cleanly on SIGTERM, and surely when the terminal goes away (SIGHUP: a killed tmux
+    server, a closed pane, a dropped SSH session).
 
-    Python's default for SIGHUP/SIGTERM is to die on the spot, which would
-    leave the terminal in raw mode and the demo's temporary log behind.
+    Python's default for both is to die on the spot, which would leave the
+    terminal in raw mode and the demo's temporary log behind. After a hang-up
+    the terminal is gone, and Textual's shutdown can block for ever handing
+    its last bytes to its output thread (seen with PYTHONUNBUFFERED=1, which
+    many ML images set); so the exit it starts is given HANGUP_GRACE_S, after
+    which the process removes its scratch folder and ends with the shell's
+    status for a hang-up.
     """
     loop = asyncio.get_running_loop()
-    for name in ("SIGHUP", "SIGTERM"):
+
+    def hang_up() -> None:
+        app.exit()
+        timer = threading.Timer(HANGUP_GRACE_S, _end_after_hangup, args=(scratch,))
+        timer.daemon = True
+        timer.start()
+
+    for name, handler in (("SIGHUP", hang_up), ("SIGTERM", app.exit)):
         number = getattr(signal, name, None)
         if number is not None:
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals on Windows loops
-                loop.add_signal_handler(number, app.exit)
+                loop.add_signal_handler(number, handler)
+
+
+def _end_after_hangup(scratch: Path | None) -> None:
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    os._exit(HANGUP_STATUS)
 
 
 def step_ends(data: bytes) -> list[int]:
