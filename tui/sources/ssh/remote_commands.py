@@ -48,13 +48,16 @@ def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) 
     split ``[0, RESUME)`` at line starts into one piece per CPU of the box (at
     most 8, each at least ``chunk_bytes``), so that several greps filter the
     log at once: a multi-pattern grep is CPU-bound, and training boxes have
-    cores to spare. The first piece runs in the same channel, so it costs no
-    round trip of its own.
+    cores to spare. The last piece is read by grep straight from the file and
+    the others through a pipe, which costs grep half as much again per byte,
+    so the last piece is made 1.5 times as long as the others. The first piece
+    runs in the same channel, so it costs no round trip of its own.
     """
     return f"p={shlex.quote(path)}; {_plan_script('$p', needles, chunk_bytes)}"
 
 
 def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, window: int = 1 << 20) -> str:
+    first_piece = _bounded('"$f"', "0", '"$2"') + " | " + _grep(needles)
     return (f"f=\"{var}\"; s=$(stat -c %s -- \"$f\") || exit 3; "
             f"w=$(( s < {window} ? s : {window} )); "
             "win() { tail -c +$(( s - w + 1 )) -- \"$f\" | head -c \"$w\"; }; "
@@ -63,10 +66,10 @@ def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, window: i
             "r=$(( s - w + o )); fi; echo \"RESUME $r\"; "
             "k=$(nproc 2>/dev/null || echo 1); [ \"$k\" -gt 8 ] && k=8; "
             f"m=$(( r / {int(chunk_bytes)} )); [ \"$m\" -lt \"$k\" ] && k=$m; "
-            "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( r * i / k )); "
+            "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( r * 2 * i / (2 * k + 1) )); "
             f"n=$(tail -c +$(( b + 1 )) -- \"$f\" | head -c {window} | head -n 1 | wc -c); "
             f"[ \"$n\" -lt {window} ] && c=\"$c $(( b + n ))\"; i=$(( i + 1 )); done; echo \"$c\""
-            + (f"; set -- $c; if [ -n \"${{2:-}}\" ]; then head -c \"$2\" < \"$f\" | {_grep(needles)}; "
+            + (f"; set -- $c; if [ -n \"${{2:-}}\" ]; then {first_piece}; "
                f"else {_grep(needles)} < \"$f\"; fi" if needles else ""))
 
 
@@ -78,15 +81,20 @@ def _grep(needles: Sequence[bytes]) -> str:
 def grep_piece(path: str, needles: Sequence[bytes], start: int, end: int | None) -> str:
     """``grep -b`` for the needles over ``[start, end)`` (to EOF when ``end`` is None).
 
-    Offsets are relative to ``start``. The piece is reached with a seek (``dd
-    count=0``) and bounded with ``head -c``; the last piece reads the file
-    directly, with no pipe in between.
+    Offsets are relative to ``start``. The last piece is reached with a seek
+    (``dd count=0`` on grep's own stdin) and read by grep directly; the
+    others are cut out by ``dd`` in 1 MiB blocks and piped.
     """
     grep = _grep(needles)
-    seek = f"dd bs=1 skip={int(start)} count=0 2>/dev/null; " if start else ""
     if end is None:
-        return f"{{ {seek}{grep}; }} < {shlex.quote(path)}"
-    return f"{{ {seek}head -c {max(0, int(end) - int(start))}; }} < {shlex.quote(path)} | {grep}"
+        return f"{{ dd bs=1 skip={int(start)} count=0 2>/dev/null; {grep}; }} < {shlex.quote(path)}"
+    return f"{_bounded(shlex.quote(path), str(int(start)), str(max(0, int(end) - int(start))))} | {grep}"
+
+
+def _bounded(path: str, start: str, length: str) -> str:
+    """The bytes ``[start, start + length)`` of ``path`` (shell words, already quoted)."""
+    return (f"dd if={path} bs=1M skip={start} count={length} iflag=skip_bytes,count_bytes "
+            "2>/dev/null")
 
 
 def read_range(path: str, start: int, end: int | None) -> str:
