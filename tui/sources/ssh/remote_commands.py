@@ -40,7 +40,7 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
 
 def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) -> str:
     """How to backfill ``path``: ``RESUME <offset>`` then ``CUTS <offset>...``, then the
-    first piece's ``grep -b`` output (``grep_piece``) when ``needles`` are given.
+    last piece's ``grep -b`` output (``grep_piece``) when ``needles`` are given.
 
     RESUME is the end of the last whole line present now: a line still being
     written is left to the follower, which starts there, so it is read once and
@@ -50,14 +50,14 @@ def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) 
     log at once: a multi-pattern grep is CPU-bound, and training boxes have
     cores to spare. The last piece is read by grep straight from the file and
     the others through a pipe, which costs grep half as much again per byte,
-    so the last piece is made 1.5 times as long as the others. The first piece
-    runs in the same channel, so it costs no round trip of its own.
+    so the last piece is made 1.5 times as long as the others. The last piece
+    runs in the same channel, so the longest grep starts first and costs no
+    round trip of its own.
     """
     return f"p={shlex.quote(path)}; {_plan_script('$p', needles, chunk_bytes)}"
 
 
 def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, window: int = 1 << 20) -> str:
-    first_piece = _bounded('"$f"', "0", '"$2"') + " | " + _grep(needles)
     return (f"f=\"{var}\"; s=$(stat -c %s -- \"$f\") || exit 3; "
             f"w=$(( s < {window} ? s : {window} )); "
             "win() { tail -c +$(( s - w + 1 )) -- \"$f\" | head -c \"$w\"; }; "
@@ -69,8 +69,9 @@ def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, window: i
             "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( r * 2 * i / (2 * k + 1) )); "
             f"n=$(tail -c +$(( b + 1 )) -- \"$f\" | head -c {window} | head -n 1 | wc -c); "
             f"[ \"$n\" -lt {window} ] && c=\"$c $(( b + n ))\"; i=$(( i + 1 )); done; echo \"$c\""
-            + (f"; set -- $c; if [ -n \"${{2:-}}\" ]; then {first_piece}; "
-               f"else {_grep(needles)} < \"$f\"; fi" if needles else ""))
+            + (f"; for l in $c; do :; done; [ \"$l\" = CUTS ] && l=0; "
+               f"{{ dd bs=1 skip=\"$l\" count=0 2>/dev/null; {_grep(needles)}; }} < \"$f\""
+               if needles else ""))
 
 
 def _grep(needles: Sequence[bytes]) -> str:

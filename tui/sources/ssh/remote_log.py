@@ -66,7 +66,7 @@ class RemoteLog:
         """Connect, and find the log when the target is a run directory (one round trip).
 
         For a log file, the same round trip plans the backfill and starts its
-        first piece, which ``stream`` then reads.
+        last piece, which ``stream`` then reads.
         """
         from tui.sources.ssh.connection import connect
 
@@ -174,17 +174,19 @@ class RemoteLog:
 
         The first piece streams as it comes; later pieces are held until the
         ones before them are done (their output is small: the matching lines).
+        The last piece comes on the channel that made the plan.
         """
         first, self._first = self._first, None
         if first is None:
             first = await _FirstPiece.read(await self._open(
                 remote_commands.plan(self.path, self.prefilter, self.piece_bytes)), self.label)
         plan = first.plan
-        pieces = list(zip(plan.cuts, [*plan.cuts[1:], None]))
-        queues = [asyncio.Queue() for _ in range(len(pieces) + 1)]
-        readers = [asyncio.create_task(_drain(first.process, 0, plan.resume_at, queues[0]))]
-        readers += [asyncio.create_task(self._grep_piece(start, end, plan.resume_at, queue))
-                    for (start, end), queue in zip(pieces, queues[1:])]
+        starts = [0, *plan.cuts]
+        queues = [asyncio.Queue() for _ in starts]
+        readers = [asyncio.create_task(self._grep_piece(start, end, plan.resume_at, queue))
+                   for start, end, queue in zip(starts, plan.cuts, queues)]
+        readers.append(asyncio.create_task(
+            _drain(first.process, starts[-1], plan.resume_at, queues[-1])))
         rest = None if follow else asyncio.create_task(self._read_to_end(plan.resume_at))
         try:
             for queue in queues:
@@ -295,7 +297,7 @@ class _Plan:
 
 @dataclass(frozen=True, slots=True)
 class _FirstPiece:
-    """The plan, and the channel that goes on with the first piece's grep output."""
+    """The plan, and the channel that goes on with the last piece's grep output."""
 
     plan: _Plan
     process: object
