@@ -92,6 +92,18 @@ def grep_piece(path: str, needles: Sequence[bytes], start: int, end: int | None)
     return f"{_bounded(shlex.quote(path), str(int(start)), str(max(0, int(end) - int(start))))} | {grep}"
 
 
+def grep_piece_when_told(path: str, needles: Sequence[bytes]) -> str:
+    """``grep_piece`` for bounds that come later, as a ``<start> <end>`` line on stdin.
+
+    Opened while the box makes the plan, so a piece starts as soon as the plan
+    reaches the client instead of a channel's setup later. Anything but two
+    ascending numbers (or stdin closed: the piece was not needed) ends it.
+    """
+    return ("read s e || exit 0; case \"$s$e\" in ''|*[!0-9]*) exit 0;; esac; "
+            "[ \"$e\" -gt \"$s\" ] || exit 0; "
+            + _bounded(shlex.quote(path), '"$s"', '"$(( e - s ))"') + " | " + _grep(needles))
+
+
 def _bounded(path: str, start: str, length: str) -> str:
     """The bytes ``[start, start + length)`` of ``path`` (shell words, already quoted)."""
     return (f"dd if={path} bs=1M skip={start} count={length} iflag=skip_bytes,count_bytes "

@@ -12,6 +12,7 @@ or read twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -66,21 +67,33 @@ class RemoteLog:
         """Connect, and find the log when the target is a run directory (one round trip).
 
         For a log file, the same round trip plans the backfill and starts its
-        last piece, which ``stream`` then reads.
+        last piece, which ``stream`` then reads; a second channel, opened
+        meanwhile, waits to be told the bounds of the first piece.
         """
         from tui.sources.ssh.connection import connect
 
         self._conn = await connect(self.target, self.accept_new_host_key)
-        process = await self._open(
-            remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
-        head = (await process.stdout.readline()).strip()
-        if head == b"FILE":
-            self._first = await _FirstPiece.read(process, self.label)
-            return None
+        spare = (asyncio.create_task(self._open(
+            remote_commands.grep_piece_when_told(self.target.path, self.prefilter)))
+            if self.prefilter else None)
         try:
-            rest = (await process.stdout.read()).decode("utf-8", "replace")
+            process = await self._open(
+                remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
+            head = (await process.stdout.readline()).strip()
+            if head == b"FILE":
+                self._first = await _FirstPiece.read(process, self.label,
+                                                     await spare if spare else None)
+                spare = None
+                return None
+            try:
+                rest = (await process.stdout.read()).decode("utf-8", "replace")
+            finally:
+                process.close()
         finally:
-            process.close()
+            if spare is not None:
+                spare.cancel()
+                with contextlib.suppress(asyncio.CancelledError, SourceError):
+                    (await spare).close()
         if head == b"MISSING":
             raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
         if head != b"DIR":
@@ -115,7 +128,7 @@ class RemoteLog:
 
     def _drop_first_piece(self) -> None:
         if self._first is not None:
-            self._first.process.close()
+            self._first.close()
             self._first = None
 
     async def run(self, command: str, binary: bool = False):
@@ -183,8 +196,11 @@ class RemoteLog:
         plan = first.plan
         starts = [0, *plan.cuts]
         queues = [asyncio.Queue() for _ in starts]
-        readers = [asyncio.create_task(self._grep_piece(start, end, plan.resume_at, queue))
-                   for start, end, queue in zip(starts, plan.cuts, queues)]
+        readers = [asyncio.create_task(self._grep_piece(start, end, plan.resume_at, queue,
+                                                        first.spare if i == 0 else None))
+                   for i, (start, end, queue) in enumerate(zip(starts, plan.cuts, queues))]
+        if not plan.cuts and first.spare is not None:
+            first.spare.close()  # one piece: the plan's own channel has it
         readers.append(asyncio.create_task(
             _drain(first.process, starts[-1], plan.resume_at, queues[-1])))
         rest = None if follow else asyncio.create_task(self._read_to_end(plan.resume_at))
@@ -201,9 +217,15 @@ class RemoteLog:
                 task.cancel()
             await asyncio.gather(*readers, *([rest] if rest else []), return_exceptions=True)
 
-    async def _grep_piece(self, start: int, end: int | None, resume_at: int,
-                          queue: asyncio.Queue) -> None:
-        process = await self._open(remote_commands.grep_piece(self.path, self.prefilter, start, end))
+    async def _grep_piece(self, start: int, end: int, resume_at: int, queue: asyncio.Queue,
+                          waiting=None) -> None:
+        """Grep ``[start, end)`` on a new channel, or on ``waiting`` (``grep_piece_when_told``)."""
+        if waiting is not None:
+            waiting.stdin.write(b"%d %d\n" % (start, end))
+            waiting.stdin.write_eof()
+            process = waiting
+        else:
+            process = await self._open(remote_commands.grep_piece(self.path, self.prefilter, start, end))
         await _drain(process, start, resume_at, queue)
 
     async def _read_from(self, offset: int, follow: bool) -> AsyncIterator[SourceEvent]:
@@ -297,22 +319,31 @@ class _Plan:
 
 @dataclass(frozen=True, slots=True)
 class _FirstPiece:
-    """The plan, and the channel that goes on with the last piece's grep output."""
+    """The plan, the channel that goes on with the last piece's grep output, and a
+    channel waiting for the bounds of the first piece (``grep_piece_when_told``)."""
 
     plan: _Plan
     process: object
+    spare: object | None = None
+
+    def close(self) -> None:
+        for process in (self.process, self.spare):
+            if process is not None:
+                process.close()
 
     @classmethod
-    async def read(cls, process, label: str) -> _FirstPiece:
+    async def read(cls, process, label: str, spare=None) -> _FirstPiece:
         """Read the ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s output."""
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
         if (resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
                 or cuts[:1] != [b"CUTS"] or not all(cut.isdigit() for cut in cuts[1:])):
-            process.close()
+            for channel in (process, spare):
+                if channel is not None:
+                    channel.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:])), process)
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:])), process, spare)
 
 
 class _Dropped(Exception):
