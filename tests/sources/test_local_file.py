@@ -115,11 +115,13 @@ async def load(source) -> RunModel:
     return model
 
 
+@pytest.mark.parametrize("piece_min_bytes", [1 << 30, 4096], ids=["one grep", "a grep per cpu"])
 @pytest.mark.parametrize("prefix", ["031", "032", "034", "009", "025"])
-async def test_grep_backfill_builds_the_same_model_as_reading_everything(prefix):
+async def test_grep_backfill_builds_the_same_model_as_reading_everything(prefix, piece_min_bytes):
     path = verl_log(prefix)
     whole = await load(LocalFile(path))
-    filtered = await load(LocalFile(path, prefilter=NEEDLES, grep_min_bytes=0))
+    filtered = await load(LocalFile(path, prefilter=NEEDLES, grep_min_bytes=0,
+                                    piece_min_bytes=piece_min_bytes))
     assert repr(filtered.latest()) == repr(whole.latest())
     assert filtered.step_index.ends == whole.step_index.ends
     assert [i.offset for i in filtered.incidents] == [i.offset for i in whole.incidents]

@@ -8,7 +8,15 @@ runs locally and, over SSH, on the training box.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import shlex
+from collections.abc import AsyncIterator, Sequence
+
+# A piece's grep output is read in chunks of this size.
+_READ_BYTES = 1 << 20
+# Asks dd whether it can skip and count bytes (GNU coreutils, recent BusyBox):
+# without that, a log is grepped in one piece.
+DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes,count_bytes 2>/dev/null"
 
 
 def grep_command(needles: Sequence[bytes], path: str) -> list[str]:
@@ -17,6 +25,43 @@ def grep_command(needles: Sequence[bytes], path: str) -> list[str]:
     for needle in needles:
         argv += ["-e", needle.decode()]
     return [*argv, "--", path]
+
+
+def grep_stdin(needles: Sequence[bytes]) -> str:
+    """A byte-offset, fixed-string, binary-safe grep for any of ``needles`` on stdin."""
+    return "LC_ALL=C grep -a -b -F " + " ".join(f"-e {shlex.quote(n.decode())}" for n in needles)
+
+
+def grep_piece(path: str, needles: Sequence[bytes], start: int, end: int | None) -> str:
+    """``grep -b`` for the needles over ``[start, end)`` (to EOF when ``end`` is None).
+
+    Offsets are relative to ``start``. The last piece is reached with a seek
+    (``dd count=0`` on grep's own stdin) and read by grep directly; the
+    others are cut out by ``dd`` in 1 MiB blocks and piped.
+    """
+    grep = grep_stdin(needles)
+    if end is None:
+        return f"{{ dd bs=1 skip={int(start)} count=0 2>/dev/null; {grep}; }} < {shlex.quote(path)}"
+    return f"{bounded(shlex.quote(path), str(int(start)), str(max(0, int(end) - int(start))))} | {grep}"
+
+
+def bounded(path: str, start: str, length: str) -> str:
+    """The bytes ``[start, start + length)`` of ``path`` (shell words, already quoted)."""
+    return (f"dd if={path} bs=1M skip={start} count={length} iflag=skip_bytes,count_bytes "
+            "2>/dev/null")
+
+
+def piece_starts(resume_at: int, cpus: int, min_bytes: int) -> list[int]:
+    """Where to cut ``[0, resume_at)`` into one piece per CPU (at most 8, each at least
+    ``min_bytes``), before aligning each cut to the next line start.
+
+    The last piece is read by grep straight from the file and the others
+    through a pipe, which costs grep half as much again per byte, so the last
+    is 1.5 times as long as the others. The SSH plan computes the same cuts in
+    shell on the box (``tui.sources.ssh.remote_commands``).
+    """
+    pieces = max(1, min(cpus, 8, resume_at // max(1, min_bytes)))
+    return [resume_at * 2 * i // (2 * pieces + 1) for i in range(1, pieces)]
 
 
 class GrepOutput:
@@ -44,3 +89,26 @@ class GrepOutput:
                 out.append((self._base + int(offset), line))
             start = stop
         return out
+
+
+async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: asyncio.Queue) -> None:
+    """Put a piece's ``(offset, line)`` batches on ``queue``, then None.
+
+    Offsets count from ``base`` (the piece's start); lines from ``resume_at``
+    on are dropped, since the follower reads them (the last piece reads to EOF).
+    """
+    output = GrepOutput(base=base)
+    try:
+        while chunk := await stdout.read(_READ_BYTES):
+            if batch := [(o, line) for o, line in output.feed(chunk) if o < resume_at]:
+                queue.put_nowait(batch)
+    finally:
+        queue.put_nowait(None)
+
+
+async def in_order(queues: Sequence[asyncio.Queue]) -> AsyncIterator[list[tuple[int, bytes]]]:
+    """The batches of every piece, piece after piece: the first streams as it comes, later ones
+    wait until those before them are done (their output is small: the matching lines)."""
+    for queue in queues:
+        while (batch := await queue.get()) is not None:
+            yield batch

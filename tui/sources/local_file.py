@@ -8,13 +8,16 @@ filesystem (inotify does not see writes over NFS, where runs often live).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
+import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
-from tui.sources.grep_filter import GrepOutput, grep_command
+from tui.sources.grep_filter import (DD_CAN_CUT, drain, grep_command, grep_piece, in_order,
+                                     piece_starts)
 
 CHUNK_BYTES = 4 * 1024 * 1024
 POLL_SECONDS = 0.2
@@ -22,10 +25,23 @@ POLL_SECONDS = 0.2
 GREP_MIN_BYTES = 32 * 1024 * 1024
 # Pre-filtered lines are handed on in batches of about this many bytes.
 _LINES_BATCH_BYTES = 1024 * 1024
+# Grep pieces of a big log smaller than this are not worth a process of their own.
+PIECE_MIN_BYTES = 64 * 1024 * 1024
+# How far past a rough cut the next line start is looked for.
+_MAX_CUT_SEARCH = 1024 * 1024
 
 
 def _identity(stat: os.stat_result) -> tuple[int, int]:
     return stat.st_dev, stat.st_ino
+
+
+@functools.cache
+def _dd_can_cut() -> bool:
+    """Whether this machine's dd can cut a file at byte offsets (asked once)."""
+    try:
+        return subprocess.run(["sh", "-c", DD_CAN_CUT], timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def _last_line_end(handle, size: int, window: int = 1 << 20) -> int:
@@ -50,6 +66,7 @@ class LocalFile:
         poll_seconds: float = POLL_SECONDS,
         prefilter: Sequence[bytes] = (),
         grep_min_bytes: int = GREP_MIN_BYTES,
+        piece_min_bytes: int = PIECE_MIN_BYTES,
     ) -> None:
         """``prefilter``: fixed strings every wanted line contains; a big log is
         then backfilled through grep (``Lines``) instead of read whole."""
@@ -57,6 +74,8 @@ class LocalFile:
         self.poll_seconds = poll_seconds
         self.prefilter = tuple(prefilter)
         self.grep_min_bytes = grep_min_bytes
+        # The smallest piece worth a grep of its own; a test makes it small to see the cuts.
+        self.piece_min_bytes = piece_min_bytes
 
     @property
     def label(self) -> str:
@@ -122,30 +141,55 @@ class LocalFile:
 
     async def _grep_backfill(self, handle, size: int) -> AsyncIterator[Lines]:
         """Yield grep's matches in ``[0, resume_at)``, where ``resume_at`` ends the
-        last whole line present when we started; following goes on from there."""
+        last whole line present when we started; following goes on from there.
+
+        The bytes are cut at line starts into one piece per CPU, each grepped
+        by its own process at once, as on a remote box (``grep_filter``).
+        """
         resume_at = _last_line_end(handle, size)
-        process = await asyncio.create_subprocess_exec(
-            *grep_command(self.prefilter, str(self.path)),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            env={**os.environ, "LC_ALL": "C"})
-        output = GrepOutput()
+        cuts = await asyncio.to_thread(self._cuts, handle, resume_at)
+        starts = [0, *cuts]
+        # One piece: grep itself, no shell or dd (a Mac's BSD dd cannot cut).
+        commands = ([["sh", "-c", grep_piece(str(self.path), self.prefilter, start, end)]
+                     for start, end in zip(starts, [*cuts, None])] if cuts
+                    else [grep_command(self.prefilter, str(self.path))])
+        processes = [await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            env={**os.environ, "LC_ALL": "C"}) for argv in commands]
+        queues = [asyncio.Queue() for _ in processes]
+        readers = [asyncio.create_task(drain(process.stdout, start, resume_at, queue))
+                   for process, start, queue in zip(processes, starts, queues)]
         batch: list[tuple[int, bytes]] = []
         batch_bytes = 0
         try:
-            while chunk := await process.stdout.read(CHUNK_BYTES):
-                for offset, line in output.feed(chunk):
-                    if offset >= resume_at:
-                        continue  # appended after we looked: the follower reads it
-                    batch.append((offset, line))
-                    batch_bytes += len(line)
+            async for lines in in_order(queues):
+                batch += lines
+                batch_bytes += sum(len(line) for _, line in lines)
                 if batch_bytes >= _LINES_BATCH_BYTES:
                     yield Lines(batch, resume_at)
                     batch, batch_bytes = [], 0
         finally:
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
+            for reader in readers:
+                reader.cancel()
+            for process in processes:
+                if process.returncode is None:
+                    process.kill()
+                await process.wait()
         yield Lines(batch, resume_at)
+
+    def _cuts(self, handle, resume_at: int) -> list[int]:
+        """Line starts that split ``[0, resume_at)`` into pieces (none where dd cannot cut)."""
+        nears = piece_starts(resume_at, os.cpu_count() or 1, self.piece_min_bytes)
+        if not nears or not _dd_can_cut():
+            return []
+        cuts: list[int] = []
+        for near in nears:
+            handle.seek(near)
+            line = handle.readline(_MAX_CUT_SEARCH)
+            cut = near + len(line)
+            if line.endswith(b"\n") and (cuts[-1] if cuts else 0) < cut < resume_at:
+                cuts.append(cut)
+        return cuts
 
     def _changed(self, identity: tuple[int, int], offset: int) -> str | None:
         """Why the file we hold is no longer the log at ``path``, if it is not."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from tui.sources.grep_filter import DD_CAN_CUT, bounded, grep_stdin
+
 # The same sniff as local discovery (tui/sources/discovery.py): a verl step line.
 STEP_LINE_ERE = r"(^|[^[:alnum:]_/])step:[0-9]+ - [^[:space:]:]+:"
 SNIFF_BYTES = 4 * 1024 * 1024
@@ -64,32 +66,14 @@ def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, window: i
             "if [ \"$s\" -eq 0 ] || [ \"$(win | tail -c 1 | od -An -tx1 | tr -d ' \\n')\" = 0a ]; "
             "then r=$s; else o=$(win | LC_ALL=C grep -a -b '' | tail -n 1 | cut -d: -f1); "
             "r=$(( s - w + o )); fi; echo \"RESUME $r\"; "
-            "k=$(nproc 2>/dev/null || echo 1); [ \"$k\" -gt 8 ] && k=8; "
+            f"k=$(nproc 2>/dev/null || echo 1); [ \"$k\" -gt 8 ] && k=8; {DD_CAN_CUT} || k=1; "
             f"m=$(( r / {int(chunk_bytes)} )); [ \"$m\" -lt \"$k\" ] && k=$m; "
             "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( r * 2 * i / (2 * k + 1) )); "
             f"n=$(tail -c +$(( b + 1 )) -- \"$f\" | head -c {window} | head -n 1 | wc -c); "
             f"[ \"$n\" -lt {window} ] && c=\"$c $(( b + n ))\"; i=$(( i + 1 )); done; echo \"$c\""
             + (f"; for l in $c; do :; done; [ \"$l\" = CUTS ] && l=0; "
-               f"{{ dd bs=1 skip=\"$l\" count=0 2>/dev/null; {_grep(needles)}; }} < \"$f\""
+               f"{{ dd bs=1 skip=\"$l\" count=0 2>/dev/null; {grep_stdin(needles)}; }} < \"$f\""
                if needles else ""))
-
-
-def _grep(needles: Sequence[bytes]) -> str:
-    """A byte-offset, fixed-string, binary-safe grep for any of ``needles`` on stdin."""
-    return "LC_ALL=C grep -a -b -F " + " ".join(f"-e {shlex.quote(n.decode())}" for n in needles)
-
-
-def grep_piece(path: str, needles: Sequence[bytes], start: int, end: int | None) -> str:
-    """``grep -b`` for the needles over ``[start, end)`` (to EOF when ``end`` is None).
-
-    Offsets are relative to ``start``. The last piece is reached with a seek
-    (``dd count=0`` on grep's own stdin) and read by grep directly; the
-    others are cut out by ``dd`` in 1 MiB blocks and piped.
-    """
-    grep = _grep(needles)
-    if end is None:
-        return f"{{ dd bs=1 skip={int(start)} count=0 2>/dev/null; {grep}; }} < {shlex.quote(path)}"
-    return f"{_bounded(shlex.quote(path), str(int(start)), str(max(0, int(end) - int(start))))} | {grep}"
 
 
 def grep_piece_when_told(path: str, needles: Sequence[bytes]) -> str:
@@ -101,13 +85,7 @@ def grep_piece_when_told(path: str, needles: Sequence[bytes]) -> str:
     """
     return ("read s e || exit 0; case \"$s$e\" in ''|*[!0-9]*) exit 0;; esac; "
             "[ \"$e\" -gt \"$s\" ] || exit 0; "
-            + _bounded(shlex.quote(path), '"$s"', '"$(( e - s ))"') + " | " + _grep(needles))
-
-
-def _bounded(path: str, start: str, length: str) -> str:
-    """The bytes ``[start, start + length)`` of ``path`` (shell words, already quoted)."""
-    return (f"dd if={path} bs=1M skip={start} count={length} iflag=skip_bytes,count_bytes "
-            "2>/dev/null")
+            + bounded(shlex.quote(path), '"$s"', '"$(( e - s ))"') + " | " + grep_stdin(needles))
 
 
 def read_range(path: str, start: int, end: int | None) -> str:

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
-from tui.sources.grep_filter import GrepOutput
+from tui.sources.grep_filter import drain, in_order
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.target import RemoteTarget
 
@@ -185,8 +185,6 @@ class RemoteLog:
         """Lines of ``[0, RESUME)`` matching the prefilter, in order, from one grep per piece;
         without ``follow``, then the bytes from RESUME to the end, fetched meanwhile.
 
-        The first piece streams as it comes; later pieces are held until the
-        ones before them are done (their output is small: the matching lines).
         The last piece comes on the channel that made the plan.
         """
         first, self._first = self._first, None
@@ -205,9 +203,8 @@ class RemoteLog:
             _drain(first.process, starts[-1], plan.resume_at, queues[-1])))
         rest = None if follow else asyncio.create_task(self._read_to_end(plan.resume_at))
         try:
-            for queue in queues:
-                while (batch := await queue.get()) is not None:
-                    yield Lines(batch, plan.resume_at)
+            async for batch in in_order(queues):
+                yield Lines(batch, plan.resume_at)
             for reader in readers:
                 reader.result()  # a piece that failed fails the backfill
             if rest is not None and (data := await rest):
@@ -296,17 +293,11 @@ class RemoteLog:
 
 
 async def _drain(process, base: int, resume_at: int, queue: asyncio.Queue) -> None:
-    """Put a grep's ``(offset, line)`` batches on ``queue``, then None; offsets from ``base``."""
-    output = GrepOutput(base=base)
+    """``drain`` a remote piece's grep output, then close its channel."""
     try:
-        while chunk := await process.stdout.read(_CHUNK):
-            # The last piece reads to EOF: lines from RESUME on are the follower's.
-            batch = [(o, line) for o, line in output.feed(chunk) if o < resume_at]
-            if batch:
-                queue.put_nowait(batch)
+        await drain(process.stdout, base, resume_at, queue)
     finally:
         process.close()
-        queue.put_nowait(None)
 
 
 @dataclass(frozen=True, slots=True)
