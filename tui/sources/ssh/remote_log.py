@@ -238,6 +238,7 @@ class RemoteLog:
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
         errors: asyncio.Future = asyncio.create_task(process.stderr.readline())
+        data_task: asyncio.Future | None = None
         caught_up = False
         try:
             while True:
@@ -268,7 +269,11 @@ class RemoteLog:
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
         finally:
-            errors.cancel()
+            for task in (errors, data_task):
+                if task is not None:
+                    task.cancel()
+                    # A read the connection's loss ended is answered here, not logged as lost.
+                    task.add_done_callback(lambda done: done.cancelled() or done.exception())
             process.close()
 
     async def read_range(self, start: int, end: int) -> bytes:
