@@ -34,6 +34,14 @@ def exact_steps() -> list:
     return scanner.feed(JSONL.read_bytes()) + scanner.finish()
 
 
+def write_scalar(writer: EventFileWriter, step: int, tag: str, value: float) -> None:
+    """One scalar, as torch's ``add_scalar`` writes it, flushed to the file."""
+    event = Event(step=step, wall_time=1.0)
+    event.summary.value.add(tag=tag, simple_value=value)
+    writer.add_event(event)
+    writer.flush()
+
+
 def three_decimal_run(tmp_path: Path, loggers: str) -> Path:
     """The fixture's values as verl ≤ v0.4 printed them to the console (``f"{k}:{v:.3f}"``)."""
     lines = [CONFIG.format(loggers=loggers)]
@@ -134,10 +142,7 @@ async def test_followed_event_files_bring_new_steps(tmp_path):
     writer = EventFileWriter(str(tmp_path))
     try:
         for step in (1, 2):
-            event = Event(step=step, wall_time=1.0)
-            event.summary.value.add(tag="critic/score/mean", simple_value=step / 4)
-            writer.add_event(event)
-            writer.flush()
+            write_scalar(writer, step, "critic/score/mean", step / 4)
             await until(lambda: "critic/score/mean" in model.series
                         and model.series["critic/score/mean"].value_at(step) == step / 4)
         assert changes and model.series["critic/score/mean"].source_at(2) is Source.TENSORBOARD

@@ -216,27 +216,32 @@ def write_dumps(run_dir: Path, step: int) -> None:
          "reward": 1.0}) + "\n")
 
 
+async def worst_sample_of_step_2(pilot, app: RlwatchApp) -> str:
+    """Steps → g 2 → the detail's Dumps tab (``write_dumps``' samples) → end: the reader's text."""
+    await wait_for(pilot, lambda: app.model.step_count == 4, "4 steps")
+    await open_steps(pilot, app)
+    await go_to_step(pilot, app, 2)
+    await open_detail(pilot, app, 2)
+    await pilot.press("d")
+    dumps = app.screen.query_one(StepDumps)
+    await wait_for(pilot, lambda: len(dumps.dumps) == 2, "both dumps read")
+    summary = text_of(dumps.query_one("#dump-summary"))
+    assert "validation  1 samples" in summary and "rollout  4 samples" in summary
+    assert "above 0: 75%" in summary  # three of the four rollouts scored
+    reader = dumps.query_one(SampleCard)
+    assert "val question" in text_of(reader)  # validation first, best first
+    await pilot.press("end")  # the worst rollout
+    await wait_for(pilot, lambda: "question 0" in text_of(reader), "the worst sample in the reader")
+    return text_of(reader)
+
+
 async def test_walk_through_a_step_with_rollout_and_validation_dumps(tmp_path):
     log = tmp_path / "grpo.log"
     log.write_bytes(b"".join(step_line(step) for step in range(1, 5)))
     write_dumps(tmp_path, 2)
     app = RlwatchApp(LocalFile(log, poll_seconds=0.05), run_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.model.step_count == 4, "4 steps")
-        await open_steps(pilot, app)
-        await go_to_step(pilot, app, 2)
-        await open_detail(pilot, app, 2)
-        await pilot.press("d")
-        dumps = app.screen.query_one(StepDumps)
-        await wait_for(pilot, lambda: len(dumps.dumps) == 2, "both dumps read")
-        summary = text_of(dumps.query_one("#dump-summary"))
-        assert "validation  1 samples" in summary and "rollout  4 samples" in summary
-        assert "above 0: 75%" in summary  # three of the four rollouts scored
-        reader = dumps.query_one(SampleCard)
-        assert "val question" in text_of(reader)  # validation first, best first
-        await pilot.press("end")  # the worst rollout
-        await wait_for(pilot, lambda: "question 0" in text_of(reader), "the worst sample in the reader")
-        card = text_of(reader)
+        card = await worst_sample_of_step_2(pilot, app)
         assert "answer 0" in card and "ground truth" in card and "acc false" in card
 
         await pilot.press("m")

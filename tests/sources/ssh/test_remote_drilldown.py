@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from tests.ui.test_dashboard import text_of, wait_for
-from tests.ui.test_drilldown import go_to_step, open_detail, open_steps, step_line, write_dumps
+from tests.ui.test_drilldown import step_line, worst_sample_of_step_2, write_dumps
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
 from tui.ui.app import RlwatchApp
-from tui.ui.widgets.sample_card import SampleCard
-from tui.ui.widgets.step_dumps import StepDumps
 
 
 async def test_a_remote_steps_dumps_tab_shows_the_boxs_samples(client_home, tmp_path):
@@ -19,16 +16,6 @@ async def test_a_remote_steps_dumps_tab_shows_the_boxs_samples(client_home, tmp_
     await source.connect()
     app = RlwatchApp(source, watch_accelerators=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.model.step_count == 4, "4 steps over ssh")
-        await open_steps(pilot, app)
-        await go_to_step(pilot, app, 2)
-        await open_detail(pilot, app, 2)
-        await pilot.press("d")
-        dumps = app.screen.query_one(StepDumps)
-        await wait_for(pilot, lambda: len(dumps.dumps) == 2, "both dumps read from the box")
-        summary = text_of(dumps.query_one("#dump-summary"))
-        assert "validation  1 samples" in summary and "rollout  4 samples" in summary
-        await pilot.press("end")  # the worst rollout
-        reader = dumps.query_one(SampleCard)
-        await wait_for(pilot, lambda: "question 0" in text_of(reader), "the worst sample")
+        card = await worst_sample_of_step_2(pilot, app)
+    assert "answer 0" in card and "ground truth" in card
     await source.close()

@@ -13,12 +13,11 @@ import shutil
 import subprocess
 import sys
 
-from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from tests.sources.ssh.test_remote_check import comparable
 from tests.cli.test_export import bits, read_back
-from tests.test_logger_feeds import JSONL, RESUMED, three_decimal_run
+from tests.test_logger_feeds import JSONL, RESUMED, three_decimal_run, write_scalar
 from tests.ui.test_drilldown import write_dumps
 from tests.waiting import until
 from tui.logger_feeds import TensorBoardFeed, logger_feeds
@@ -101,10 +100,7 @@ async def test_followed_remote_event_files_and_jsonl_bring_new_steps(client_home
     try:
         assert len(feeds) == 2, notes
         for step in (101, 102):
-            event = Event(step=step, wall_time=1.0)
-            event.summary.value.add(tag="critic/score/mean", simple_value=step / 1000)
-            writer.add_event(event)
-            writer.flush()
+            write_scalar(writer, step, "critic/score/mean", step / 1000)
             await until(lambda: "critic/score/mean" in model.series
                         and model.series["critic/score/mean"].value_at(step) is not None, 10)
         assert model.series["critic/score/mean"].source_at(102) is Source.TENSORBOARD
