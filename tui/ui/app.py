@@ -31,6 +31,7 @@ from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.help import HelpScreen
+from tui.ui.screens.processes import ProcessesScreen
 from tui.ui.screens.report import ReportScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
@@ -63,6 +64,7 @@ class RlwatchApp(App[None]):
         Binding("s", "steps", "Steps", tooltip="every step, newest first; enter opens one"),
         Binding("f", "findings", "Findings", tooltip="every finding of the health rules, newest first"),
         Binding("r", "report", "Report", tooltip="the end-of-run report of this run"),
+        Binding("p", "processes", "Processes", tooltip="which processes hold each GPU/NPU"),
         Binding("t", "cycle_theme", "Theme", show=False,
                 tooltip="the next colour theme (remembered for the next start)"),
     ]
@@ -248,6 +250,10 @@ class RlwatchApp(App[None]):
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):
             self.push_screen(FindingsScreen(self.findings))
+
+    def action_processes(self) -> None:
+        if not isinstance(self.screen, ProcessesScreen):
+            self.push_screen(ProcessesScreen(self.accelerators))
 
     async def action_report(self) -> None:
         """The same report as ``rlwatch report``, for the run as it stands now."""

@@ -35,6 +35,7 @@ class RunCommands(Provider):
             ("Steps", app.action_steps, "one row per step, newest first"),
             ("Findings", app.action_findings, "every finding of the health rules"),
             ("Report", app.action_report, "the end-of-run report"),
+            ("Processes", app.action_processes, "which processes hold each GPU/NPU"),
             ("Keys", app.action_help, "the keys of the current screen"),
         ]
 
