@@ -1,27 +1,21 @@
-"""A stand-in for ``pynvml`` with the calls rlwatch makes, for machines without a GPU.
+"""Devices for the real ``pynvml`` to report, on machines without a GPU.
 
-The real library is exercised on real hardware (``tests/hardware/capture_gpu.py``,
-whose recorded output ``test_real_gpu.py`` checks); this stand-in lets the
-poller's handling of NVML's answers and errors run anywhere. Devices are plain
-dicts; a value that is an exception class is raised when it is read.
+Why a stand-in at all: NVML answers only where an NVIDIA driver and device
+are; CI has neither. What is real here: the error classes, codes, messages
+and constants are the installed ``pynvml``'s own, so the poller handles the
+very exceptions the library raises; the library without a driver is tested
+for real in test_nvml.py; and what a real H100 answered through NVML is
+recorded in ``tests/fixtures/smi/h100_2026-11-22`` and checked by
+``tests/parsers/smi/test_real_gpu.py``. Only the device's answers are
+scripted: plain dicts, read by the same calls rlwatch makes.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-NVML_ERROR_LIBRARY_NOT_FOUND = 12
-NVML_ERROR_NOT_SUPPORTED = 3
-NVML_ERROR_DRIVER_NOT_LOADED = 9
-NVML_TEMPERATURE_GPU = 0
-nvmlMemory_v2 = 0x02000028
-
-
-class NVMLError(Exception):
-    def __init__(self, value: int) -> None:
-        super().__init__({3: "Not Supported", 9: "Driver Not Loaded",
-                          12: "NVML Shared Library Not Found"}.get(value, f"error {value}"))
-        self.value = value
+from pynvml import (NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND,  # noqa: F401
+                    NVML_ERROR_NOT_SUPPORTED, NVML_TEMPERATURE_GPU, NVMLError, nvmlMemory_v2)
 
 
 class Library:
