@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +20,7 @@ from typing import TYPE_CHECKING
 from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.scratch import remove_all, scratch_dir
 from tui.sources.base import LogSource, SourceError
 
 # Seconds a hang-up leaves Textual to shut down before the process ends itself.
@@ -73,16 +72,14 @@ def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = N
 
 async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None,
                  rules: list[RuleSpec] | None = None, on_critical: str | None = None,
-                 run_dir: Path | None = None, app_options: dict | None = None,
-                 scratch: Path | None = None) -> int:
-    """``scratch``: a folder of rlwatch's own to remove even when a hang-up cuts the exit short."""
+                 run_dir: Path | None = None, app_options: dict | None = None) -> int:
     from tui.ui.app import RlwatchApp
 
     try:
         note = await source.connect() or note
         app = RlwatchApp(source, label=label, note=note, rules=rules, on_critical=on_critical,
                          run_dir=run_dir, **(app_options or {}))
-        _exit_on_hangup(app, scratch)
+        _exit_on_hangup(app)
         await app.run_async()
     finally:
         await source.close()
@@ -95,7 +92,7 @@ async def _demo(speed: float, appearance: Appearance) -> int:
     from tui.sources.replay import Replay
 
     data = demo_log()
-    with tempfile.TemporaryDirectory(prefix="rlwatch-demo-") as folder:
+    with scratch_dir("rlwatch-demo-") as folder:
         replay = Replay(data, step_ends(data), Path(folder) / "grpo_deepseek7b.log", speed)
         replay.prime()
         writer = asyncio.create_task(replay.run())
@@ -104,7 +101,7 @@ async def _demo(speed: float, appearance: Appearance) -> int:
             # The demo's run is a replay: this machine's GPUs are not its accelerators.
             return await _watch(LocalFile(replay.path), label=label,
                                 app_options={"watch_accelerators": False, "name": "demo",
-                                             "appearance": appearance}, scratch=Path(folder))
+                                             "appearance": appearance})
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -122,7 +119,7 @@ def _appearance(theme: str | None, ascii_only: bool | None) -> Appearance | None
         return None
 
 
-def _exit_on_hangup(app: RlwatchApp, scratch: Path | None = None) -> None:
+def _exit_on_hangup(app: RlwatchApp) -> None:
     """Leave cleanly on SIGTERM, and surely when the terminal goes away (SIGHUP: a killed tmux
     server, a closed pane, a dropped SSH session).
 
@@ -131,14 +128,14 @@ def _exit_on_hangup(app: RlwatchApp, scratch: Path | None = None) -> None:
     the terminal is gone, and Textual's shutdown can block for ever handing
     its last bytes to its output thread (seen with PYTHONUNBUFFERED=1, which
     many ML images set); so the exit it starts is given HANGUP_GRACE_S, after
-    which the process removes its scratch folder and ends with the shell's
-    status for a hang-up.
+    which the process removes its scratch folders (``tui.scratch``) and ends
+    with the shell's status for a hang-up.
     """
     loop = asyncio.get_running_loop()
 
     def hang_up() -> None:
         app.exit()
-        timer = threading.Timer(HANGUP_GRACE_S, _end_after_hangup, args=(scratch,))
+        timer = threading.Timer(HANGUP_GRACE_S, _end_after_hangup)
         timer.daemon = True
         timer.start()
 
@@ -149,9 +146,8 @@ def _exit_on_hangup(app: RlwatchApp, scratch: Path | None = None) -> None:
                 loop.add_signal_handler(number, handler)
 
 
-def _end_after_hangup(scratch: Path | None) -> None:
-    if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
+def _end_after_hangup() -> None:
+    remove_all()
     os._exit(HANGUP_STATUS)
 
 

@@ -10,11 +10,11 @@ Nothing is written on the box.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePath, PurePosixPath
 
 from tui.parsers.verl_loggers import HINT_NEEDLES, logger_hints
+from tui.scratch import scratch_dir
 from tui.sources.base import LogSource
 from tui.sources.dump_dirs import MAX_DEPTH, DumpDir, dump_dirs_in
 from tui.sources.run_files import LoggerFiles, bases_of, candidate_paths, choose_logger_files
@@ -31,7 +31,7 @@ class RemoteFolder:
     def __init__(self, source: RemoteLog) -> None:
         self.source = source
         # Mirrors of event directories, kept while this folder lives.
-        self._mirrors: list[tempfile.TemporaryDirectory] = []
+        self._mirrors: list = []  # TemporaryDirectory objects: removed with this folder
 
     # Read from the source each time: it knows its log only once connected.
     @property
@@ -77,7 +77,7 @@ class RemoteFolder:
         return RemoteLog.sharing(self.source, str(path))
 
     def event_sync(self, directory: PurePath) -> tuple[Path, Callable[[], Awaitable[None]] | None]:
-        mirror_dir = tempfile.TemporaryDirectory(prefix="rlwatch-events-")
+        mirror_dir = scratch_dir("rlwatch-events-")
         self._mirrors.append(mirror_dir)
         mirror = EventMirror(Path(mirror_dir.name))
 
