@@ -12,6 +12,7 @@ from tests.corpus import verl_log
 from tui.feed import Feed
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES
+from tui.sources.base import SourceError
 from tui.sources.local_file import LocalFile
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.remote_log import RemoteLog
@@ -78,3 +79,12 @@ async def test_a_last_line_without_newline_is_read_once_as_locally(client_home, 
     local = await load(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
     assert snapshot(remote) == snapshot(local)
     assert remote.series["critic/score/mean"].value_at(9999) == 0.5
+
+
+async def test_a_connection_lost_mid_backfill_is_a_clear_error_not_a_hang(client_home):
+    source = RemoteLog(RemoteTarget("gpu", str(verl_log("032"))), NEEDLES, piece_bytes=4096)
+    await source.connect()
+    source.connection.close()  # the network goes before the pieces are read
+    with pytest.raises(SourceError, match="^gpu: connection lost"):
+        await asyncio.wait_for(Feed(source, RunModel()).run(follow=False), 20)
+    await source.close()

@@ -187,6 +187,8 @@ class RemoteLog:
 
         The last piece comes on the channel that made the plan.
         """
+        import asyncssh
+
         first, self._first = self._first, None
         if first is None:
             first = await _FirstPiece.read(await self._open(
@@ -209,6 +211,8 @@ class RemoteLog:
                 reader.result()  # a piece that failed fails the backfill
             if rest is not None and (data := await rest):
                 yield Data(plan.resume_at, data)
+        except (OSError, asyncssh.Error) as error:
+            raise SourceError(f"{self.target.host}: connection lost: {error}") from None
         finally:
             for task in [*readers, *([rest] if rest else [])]:
                 task.cancel()
@@ -217,12 +221,17 @@ class RemoteLog:
     async def _grep_piece(self, start: int, end: int, resume_at: int, queue: asyncio.Queue,
                           waiting=None) -> None:
         """Grep ``[start, end)`` on a new channel, or on ``waiting`` (``grep_piece_when_told``)."""
-        if waiting is not None:
-            waiting.stdin.write(b"%d %d\n" % (start, end))
-            waiting.stdin.write_eof()
-            process = waiting
-        else:
-            process = await self._open(remote_commands.grep_piece(self.path, self.prefilter, start, end))
+        try:
+            if waiting is not None:
+                waiting.stdin.write(b"%d %d\n" % (start, end))
+                waiting.stdin.write_eof()
+                process = waiting
+            else:
+                process = await self._open(
+                    remote_commands.grep_piece(self.path, self.prefilter, start, end))
+        except BaseException:
+            queue.put_nowait(None)  # the pieces after it are not waited for in vain
+            raise
         await _drain(process, start, resume_at, queue)
 
     async def _read_from(self, offset: int, follow: bool) -> AsyncIterator[SourceEvent]:
