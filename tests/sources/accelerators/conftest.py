@@ -16,6 +16,7 @@ H100_REAL = {"gpus": str(H100_CAPTURE / "query_gpu_load.csv"), "gpu_fields": lis
              "apps": str(H100_CAPTURE / "query_compute_apps_load.csv"), "app_fields": list(APP_FIELDS)}
 NO_DRIVER = {"fail": str(smi("015")), "fail_status": 9}
 NO_DEVICES = {"fail": str(smi("017")), "fail_status": 6}
+NPU_910B4_BUSY = {"replies": {"info": str(smi("026"))}}  # two NPUs, a vLLM worker on each
 NPU_310P = {"replies": {"info": str(smi("028")), **{f"info -t common -i {npu}": str(smi("031"))
                                                     for npu in (0, 32, 96, 32768, 32800, 32896)}}}
 ROCM_MI100 = {"replies": {" ".join(ROCM_ARGV[1:]): str(smi("050"))}}
