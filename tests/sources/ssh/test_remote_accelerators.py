@@ -1,15 +1,17 @@
-"""Accelerators over SSH: a box whose PATH holds a recorded nvidia-smi (what a real H100 printed)
-fills check's list and drives the dashboard's accelerator lines and processes screen."""
+"""Accelerators over SSH, end to end: test sshds whose PATH holds a recorded nvidia-smi (what a
+real H100 printed) or npu-smi (a real 910B4 box's table) fill check's list and drive the dashboard's
+accelerator lines and processes screen, through the same connections a user's run gets."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 
 import pytest
 from textual.widgets import DataTable
 
 from tests.corpus import verl_log
-from tests.sources.accelerators.conftest import H100_REAL
+from tests.sources.accelerators.conftest import H100_REAL, NPU_910B4_BUSY
 from tests.sources.accelerators.replay import install
 from tests.sources.ssh.test_remote_check import rlwatch
 from tests.sshd import Sshd
@@ -22,26 +24,34 @@ from tui.ui.screens.processes import ProcessesScreen
 
 
 @pytest.fixture
-def gpubox(ssh_world, tmp_path):
-    """A second sshd whose PATH holds the replayed nvidia-smi: (client home, its alias).
+def boxes(ssh_world, tmp_path) -> Iterator[Callable[[str, dict], str]]:
+    """``boxes(tool, config)`` starts an sshd whose PATH holds ``tool`` replaying ``config``
+    (and nothing else of the kind) and returns its alias in the client home.
 
-    Each test's box gets an alias of its own: ssh config takes the first matching Host."""
+    Every box gets an alias of its own: ssh config takes the first matching Host."""
     home, _, _ = ssh_world
-    bin_dir = tmp_path / "bin"
-    install(bin_dir, "nvidia-smi", H100_REAL)
-    box = Sshd(tmp_path / "box", [home.public_key])
-    with open(box.config, "a") as config:
-        config.write(f"SetEnv PATH={bin_dir}:/usr/bin:/bin\n")
-    box.start()
-    alias = f"gpubox{box.port}"
-    home.add_host(alias, box.port)
-    home.trust(box.known_hosts_line())
-    yield home, alias
-    box.stop()
+    started: list[Sshd] = []
+
+    def start(tool: str, config: dict) -> str:
+        folder = tmp_path / f"box{len(started)}"
+        install(folder / "bin", tool, config)
+        box = Sshd(folder / "sshd", [home.public_key])
+        with open(box.config, "a") as sshd_config:
+            sshd_config.write(f"SetEnv PATH={folder / 'bin'}:/usr/bin:/bin\n")
+        started.append(box.start())
+        alias = f"{tool}-box{box.port}"
+        home.add_host(alias, box.port)
+        home.trust(box.known_hosts_line())
+        return alias
+
+    yield start
+    for box in started:
+        box.stop()
 
 
-def test_check_reads_the_boxs_gpus_over_the_runs_connection(gpubox):
-    home, alias = gpubox
+def test_check_reads_the_boxs_gpus_over_the_runs_connection(ssh_world, boxes):
+    home, _, _ = ssh_world
+    alias = boxes("nvidia-smi", H100_REAL)
     done = rlwatch(home, "check", f"{alias}:{verl_log('036')}", "--json")
     assert done.returncode == 2, done.stderr
     (gpu,) = json.loads(done.stdout)["accelerators"]
@@ -51,24 +61,36 @@ def test_check_reads_the_boxs_gpus_over_the_runs_connection(gpubox):
                         "mem_total_mib", "temp_c", "power_w"}
 
 
-async def test_the_dashboard_shows_the_boxs_gpu_and_who_holds_it(gpubox, monkeypatch):
-    home, alias = gpubox
-    monkeypatch.setenv("HOME", str(home.path))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    source = RemoteLog(RemoteTarget(alias, str(verl_log("032"))), NEEDLES)
+def strip_lines(app: RlwatchApp) -> list[str]:
+    """The accelerator strip as drawn, a line per device, blanks squeezed."""
+    return [" ".join(line.split()) for line in text_of(app.dashboard.accelerators).splitlines()]
+
+
+async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, client_home):
+    """``rlwatch gpu:/log --gpus npu``: the run's box answers with a real H100's nvidia-smi, the
+    other node with a real 910B4 pair's npu-smi; both show, with the values the tools printed."""
+    gpu = boxes("nvidia-smi", H100_REAL)
+    npu = boxes("npu-smi", NPU_910B4_BUSY)
+    source = RemoteLog(RemoteTarget(gpu, str(verl_log("032"))), NEEDLES)
     await source.connect()
-    app = RlwatchApp(source)
+    app = RlwatchApp(source, gpu_hosts=(npu,))
     async with app.run_test(size=(120, 40)) as pilot:
-        strip = app.dashboard.accelerators
-        await wait_for(pilot, lambda: "H100" in text_of(strip), "the box's H100 line", timeout=20)
-        line = text_of(strip)
-        assert alias in line and "100%" in line and "/79.6G" in line
-        await wait_for(pilot, lambda: any(s.processes for s in app.accelerators.latest()),
-                       "the box's compute apps", timeout=20)
+        await wait_for(pilot, lambda: len(strip_lines(app)) == 3, "three device lines", timeout=20)
+        lines = strip_lines(app)
+        # npu-smi's AICore 0 % and HBM 61825/65536 MB; the H100 at full load, 17485/81559 MiB.
+        assert [line.split(" util ")[0] for line in lines] == [
+            f"{npu}:0 910B4-1", f"{npu}:1 910B4-1", f"{gpu}:0 NVIDIA H100 80GB H"]
+        assert lines[0].endswith("0% mem 60.4/64.0G 40°C 78W")
+        assert lines[1].endswith("0% mem 60.4/64.0G 41°C 78W")
+        assert lines[2].endswith("100% mem 17.1/79.6G 63°C 697W")
+        await wait_for(pilot, lambda: all(s.processes for s in app.accelerators.latest()),
+                       "every device's processes", timeout=20)
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcessesScreen), "the processes screen")
         table = app.screen.query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count == 1, "the one process")
-        assert [str(cell) for cell in table.get_row_at(0)] == [
-            alias, "0 NVIDIA H100 80GB HBM3", "417", "/opt/torch/.venv/bin/python3", "17,476 MiB"]
+        await wait_for(pilot, lambda: table.row_count == 3, "a process on each device")
+        assert [[str(cell) for cell in table.get_row_at(row)] for row in range(3)] == [
+            [npu, "0 910B4-1", "19334", "VLLMWorker_TP", "58,472 MiB"],
+            [npu, "1 910B4-1", "19341", "VLLMWorker_TP", "58,472 MiB"],
+            [gpu, "0 NVIDIA H100 80GB HBM3", "417", "/opt/torch/.venv/bin/python3", "17,476 MiB"]]
     await source.close()
