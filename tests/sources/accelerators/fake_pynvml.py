@@ -1,13 +1,17 @@
 """Devices for the real ``pynvml`` to report, on machines without a GPU.
 
 Why a stand-in at all: NVML answers only where an NVIDIA driver and device
-are; CI has neither. What is real here: the error classes, codes, messages
-and constants are the installed ``pynvml``'s own, so the poller handles the
-very exceptions the library raises; the library without a driver is tested
-for real in test_nvml.py; and what a real H100 answered through NVML is
-recorded in ``tests/fixtures/smi/h100_2026-11-22`` and checked by
-``tests/parsers/smi/test_real_gpu.py``. Only the device's answers are
-scripted: plain dicts, read by the same calls rlwatch makes.
+are; CI has neither, and pynvml reaches the driver through ctypes calls into
+``libnvidia-ml.so``, with no recording to replay at that level (short of a
+fake ``libnvidia-ml.so``, which would be a stand-in too, in C). What is real
+here: the error classes, codes, messages and constants are the installed
+``pynvml``'s own, so the poller handles the very exceptions the library
+raises; every call scripted here has the real ``pynvml`` call's name and
+parameters (test_nvml.py checks); the library without a driver is tested for
+real in test_nvml.py; and the device's answers are what a real H100 answered
+through NVML (``recorded_h100``, from ``tests/fixtures/smi/h100_2026-11-22``).
+Tests change one answer at a time from there (an unsupported reading, a
+Windows process) to reach the paths that H100 did not take.
 """
 
 from __future__ import annotations
@@ -16,6 +20,25 @@ from types import SimpleNamespace
 
 from pynvml import (NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND,  # noqa: F401
                     NVML_ERROR_NOT_SUPPORTED, NVML_TEMPERATURE_GPU, NVMLError, nvmlMemory_v2)
+
+from tests.parsers.smi.test_real_gpu import READINGS
+
+MIB = 2**20
+
+
+def recorded_h100(phase: str = "load", **changes: object) -> dict:
+    """The real H100's NVML answers in ``phase`` ("idle" or "load"), as a device for
+    ``Library``: the v2 memory figures (used, total, reserved) NVML returned, and the
+    readings the real poller took there, turned back into NVML's units (bytes, mW)."""
+    (sample,), (raw,) = READINGS[phase]["nvml"], READINGS[phase]["nvml_raw_memory"]
+    device = dict(uuid=sample["uuid"], name=sample["name"], bus_id=sample["bus_id"],
+                  memory=tuple(round(raw[key] * MIB) for key in ("v2_used_mib", "v2_total_mib",
+                                                                 "v2_reserved_mib")),
+                  util=int(sample["util_pct"]), temp=int(sample["temp_c"]),
+                  power_mw=round(sample["power_w"] * 1000),
+                  processes=[(p["pid"], p["name"], round(p["mem_used_mib"] * MIB))
+                             for p in sample["processes"]])
+    return device | changes
 
 
 class Library:
