@@ -64,7 +64,7 @@ class RlwatchApp(App[None]):
         Binding("s", "steps", "Steps", tooltip="every step, newest first; enter opens one"),
         Binding("f", "findings", "Findings", tooltip="every finding of the health rules, newest first"),
         Binding("r", "report", "Report", tooltip="the end-of-run report of this run"),
-        Binding("p", "processes", "Processes", tooltip="which processes hold each GPU/NPU"),
+        Binding("p", "processes", "Procs", tooltip="which processes hold each GPU/NPU"),
         Binding("t", "cycle_theme", "Theme", show=False,
                 tooltip="the next colour theme (remembered for the next start)"),
     ]
