@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+from tests.imports import packages_loaded_by
 from tui import __version__
 
 HEAVY = ("textual", "asyncssh", "tensorboard", "plotext", "pynvml", "rich")
@@ -25,19 +26,13 @@ def test_version():
 
 
 def test_help_imports_no_heavy_library():
-    code = ("import sys, contextlib, io\n"
+    code = ("import contextlib, io\n"
             "from tui.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try: main(['--help'])\n"
-            "    except SystemExit: pass\n"
-            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "[]", done.stderr
+            "    except SystemExit: pass")
+    assert packages_loaded_by(code, HEAVY) == []
 
 
 def test_check_imports_no_ui_library():
-    code = ("import sys\n"
-            "from tui.cli.check import run_check\n"
-            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "[]", done.stderr
+    assert packages_loaded_by("from tui.cli.check import run_check", HEAVY) == []

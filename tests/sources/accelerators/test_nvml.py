@@ -5,13 +5,12 @@ is checked in tests/parsers/smi/test_real_gpu.py)."""
 
 import inspect
 import json
-import subprocess
-import sys
 from dataclasses import asdict
 
 import pynvml
 import pytest
 
+from tests.imports import packages_loaded_by
 from tests.sources.accelerators import fake_pynvml as fake
 from tests.sources.accelerators.fake_pynvml import READINGS, recorded_h100
 from tui.sources.accelerators.nvml import NvmlPoller
@@ -94,8 +93,6 @@ async def test_init_once_and_shutdown_on_close():
 
 
 def test_pynvml_is_imported_lazily_and_the_core_stays_free_of_ui_and_ssh():
-    code = ("import sys\nimport tui.sources.accelerators.watch, tui.sources.accelerators.snapshot\n"
-            "import tui.model.accelerators, tui.parsers.smi.npu_smi_info\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pynvml', 'textual', 'asyncssh', 'rich'}))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "[]", done.stderr
+    code = ("import tui.sources.accelerators.watch, tui.sources.accelerators.snapshot\n"
+            "import tui.model.accelerators, tui.parsers.smi.npu_smi_info")
+    assert packages_loaded_by(code, {"pynvml", "textual", "asyncssh", "rich"}) == []
