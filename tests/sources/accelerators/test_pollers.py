@@ -18,6 +18,17 @@ from tui.sources.accelerators.runner import CommandFailed, LocalRunner
 UUID = "GPU-e431363e-4b57-b4dd-d319-019caf935337"
 
 
+async def first_batches(poller, count: int) -> list:
+    """The first ``count`` readings ``poller.follow()`` yields; the follower is closed after."""
+    batches = []
+    async with aclosing(poller.follow()) as readings:
+        async for batch in readings:
+            batches.append(batch)
+            if len(batches) == count:
+                break
+    return batches
+
+
 async def test_nvidia_smi_read_once_attaches_processes_by_uuid(tools):
     tools.add("nvidia-smi", H100_MIG)
     (gpu,) = await NvidiaSmiPoller(LocalRunner()).read_once()
@@ -30,12 +41,7 @@ async def test_nvidia_smi_follow_streams_one_process_not_one_per_second(tools):
     poller = NvidiaSmiPoller(LocalRunner(), interval=1, process_interval=0.2)
     await poller.read_once()
     started = time.monotonic()
-    rows = []
-    async with aclosing(poller.follow()) as batches:
-        async for batch in batches:
-            rows.extend(batch)
-            if len(rows) == 3:
-                break
+    rows = [gpu for batch in await first_batches(poller, 3) for gpu in batch]  # one GPU a batch
     assert time.monotonic() - started < 4  # rows come every second from the one -l 1 process
     assert {(gpu.uuid, gpu.util_pct, gpu.mem_used_mib, gpu.power_w) for gpu in rows} == {(UUID, 100, 17485, 696.73)}
     assert [p.name for p in rows[-1].processes] == ["/opt/torch/.venv/bin/python3"]
@@ -84,12 +90,7 @@ async def test_npu_smi_board_power_is_asked_at_the_slow_pace(tools):
 async def test_rocm_smi_polled(tools):
     tools.add("rocm-smi", ROCM_MI100)
     poller = rocm_smi_poller(LocalRunner(), interval=0.05)
-    readings = []
-    async with aclosing(poller.follow()) as batches:
-        async for batch in batches:
-            readings.append(batch)
-            if len(readings) == 2:
-                break
+    readings = await first_batches(poller, 2)
     assert [[card.temp_c for card in batch] for batch in readings] == [[53, 55, 54, 51]] * 2
 
 
