@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from tests.sshd import processes_mentioning
 from tests.waiting import until
@@ -27,22 +29,29 @@ def write(path, first: int, last: int) -> None:
             handle.write(f"reward chatter for step {step}\n" + LINE.format(step, step % 10))
 
 
-async def test_appended_lines_arrive_within_a_second_and_no_tail_is_left(client_home, tmp_path):
-    log = tmp_path / "grpo.log"
-    write(log, 1, 5)
+@asynccontextmanager
+async def following(log, on_status=None) -> AsyncIterator[RunModel]:
+    """A model fed by a RemoteLog of ``log`` through the ``gpu`` alias, following until the block ends."""
     source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
     await source.connect()
     model = RunModel()
-    task = asyncio.create_task(Feed(source, model).run(follow=True))
+    task = asyncio.create_task(Feed(source, model, on_status=on_status).run(follow=True))
     try:
-        await until(lambda: model.last_step == 5, 10)
-        write(log, 6, 6)
-        assert await until(lambda: model.last_step == 6) < 1.0
-        assert processes_mentioning(str(log))  # the remote tail is running
+        yield model
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await source.close()
+
+
+async def test_appended_lines_arrive_within_a_second_and_no_tail_is_left(client_home, tmp_path):
+    log = tmp_path / "grpo.log"
+    write(log, 1, 5)
+    async with following(log) as model:
+        await until(lambda: model.last_step == 5, 10)
+        write(log, 6, 6)
+        assert await until(lambda: model.last_step == 6) < 1.0
+        assert processes_mentioning(str(log))  # the remote tail is running
     await until(lambda: not processes_mentioning(str(log)), timeout=5)
 
 
@@ -50,13 +59,8 @@ async def test_a_dropped_connection_resumes_without_losing_or_repeating(client_h
     _, gpu, _ = ssh_world
     log = tmp_path / "grpo.log"
     write(log, 1, 3)
-    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
-    await source.connect()
-    model = RunModel()
     statuses: list[Status] = []
-    feed = Feed(source, model, on_status=statuses.append)
-    task = asyncio.create_task(feed.run(follow=True))
-    try:
+    async with following(log, statuses.append) as model:
         await until(lambda: model.last_step == 3)
         for pid in gpu.session_pids():  # the box's side of our connection dies
             os.kill(pid, signal.SIGKILL)
@@ -66,10 +70,6 @@ async def test_a_dropped_connection_resumes_without_losing_or_repeating(client_h
         await until(lambda: model.last_step == 8, timeout=20)
         assert list(model.series["critic/score/mean"].steps) == list(range(1, 9))  # none lost, none twice
         assert any("reconnected" in s.text for s in statuses)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await source.close()
 
 
 def test_killing_rlwatch_leaves_no_process_on_the_box(ssh_world, tmp_path):
@@ -106,19 +106,11 @@ def test_killing_rlwatch_leaves_no_process_on_the_box(ssh_world, tmp_path):
 async def test_a_log_truncated_on_the_box_is_read_again(client_home, tmp_path):
     log = tmp_path / "grpo.log"
     write(log, 1, 6)
-    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
-    await source.connect()
-    model = RunModel()
     resets = []
-    task = asyncio.create_task(Feed(source, model, on_status=resets.append).run(follow=True))
-    try:
+    async with following(log, resets.append) as model:
         await until(lambda: model.last_step == 6)
         log.write_text("")  # a `>` redirect restarting the run
         await asyncio.sleep(1.5)  # tail -F notices the shrink on its next check (1 s)
         write(log, 1, 2)
         await until(lambda: model.last_step == 2 and model.step_count == 2, timeout=10)
         assert any("truncated" in getattr(event, "reason", "") for event in resets)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await source.close()
