@@ -43,6 +43,13 @@ def step_line(step: int) -> bytes:
     return next(line for line in RUN.read_bytes().splitlines(keepends=True) if line.startswith(prefix))
 
 
+def first_steps(folder: Path, last: int) -> Path:
+    """A ``grpo.log`` in ``folder`` with the real run's lines for steps 1 to ``last``."""
+    log = folder / "grpo.log"
+    log.write_bytes(b"".join(step_line(step) for step in range(1, last + 1)))
+    return log
+
+
 def copy_run(tmp_path: Path) -> Path:
     log = tmp_path / "grpo.log"
     shutil.copy(RUN, log)
@@ -236,8 +243,7 @@ async def worst_sample_of_step_2(pilot, app: RlwatchApp) -> str:
 
 
 async def test_walk_through_a_step_with_rollout_and_validation_dumps(tmp_path):
-    log = tmp_path / "grpo.log"
-    log.write_bytes(b"".join(step_line(step) for step in range(1, 5)))
+    log = first_steps(tmp_path, 4)
     write_dumps(tmp_path, 2)
     app = RlwatchApp(LocalFile(log, poll_seconds=0.05), run_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -255,8 +261,7 @@ async def test_walk_through_a_step_with_rollout_and_validation_dumps(tmp_path):
 
 
 async def test_steps_follow_new_steps_and_filter_by_rule(tmp_path):
-    log = tmp_path / "grpo.log"
-    log.write_bytes(b"".join(step_line(step) for step in range(1, 12)))
+    log = first_steps(tmp_path, 11)
     app = open_app(log)
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: app.model.step_count == 11, "11 steps")
@@ -287,8 +292,7 @@ async def test_steps_follow_new_steps_and_filter_by_rule(tmp_path):
 
 
 async def test_help_lists_the_keys_of_the_current_screen(tmp_path):
-    log = tmp_path / "grpo.log"
-    log.write_bytes(b"".join(step_line(step) for step in range(1, 4)))
+    log = first_steps(tmp_path, 3)
     app = open_app(log)
     async with app.run_test(size=(100, 36)) as pilot:
         await wait_for(pilot, lambda: app.model.step_count == 3, "3 steps")
@@ -305,8 +309,7 @@ async def test_help_lists_the_keys_of_the_current_screen(tmp_path):
 
 
 async def test_command_palette_opens_a_metric_chart_and_screens(tmp_path):
-    log = tmp_path / "grpo.log"
-    log.write_bytes(b"".join(step_line(step) for step in range(1, 4)))
+    log = first_steps(tmp_path, 3)
     app = open_app(log)
     async with app.run_test(size=(100, 36)) as pilot:
         await wait_for(pilot, lambda: app.model.step_count == 3, "3 steps")

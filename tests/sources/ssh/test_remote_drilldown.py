@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ui.test_drilldown import step_line, worst_sample_of_step_2, write_dumps
+from tests.ui.test_drilldown import first_steps, worst_sample_of_step_2, write_dumps
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
@@ -10,7 +10,7 @@ from tui.ui.app import RlwatchApp
 
 
 async def test_a_remote_steps_dumps_tab_shows_the_boxs_samples(client_home, tmp_path):
-    (tmp_path / "grpo.log").write_bytes(b"".join(step_line(step) for step in range(1, 5)))
+    first_steps(tmp_path, 4)
     write_dumps(tmp_path, 2)
     source = RemoteLog(RemoteTarget("gpu", str(tmp_path)), NEEDLES)
     await source.connect()
