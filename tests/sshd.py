@@ -66,6 +66,8 @@ class Sshd:
     authorized_keys: list[str]
     port: int = field(default_factory=free_port)
     process: subprocess.Popen | None = None
+    # Variables every session gets (sshd's SetEnv), e.g. OMP_NUM_THREADS, which GNU nproc obeys.
+    env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -91,6 +93,7 @@ class Sshd:
             "MaxStartups 64\n"
             "MaxSessions 32\n"
             "LogLevel ERROR\n"
+            + "".join(f"SetEnv {name}={value}\n" for name, value in self.env.items())
         )
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 
 # A piece's grep output is read in chunks of this size.
 _READ_BYTES = 1 << 20
@@ -92,23 +92,47 @@ class GrepOutput:
 
 
 async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: asyncio.Queue) -> None:
-    """Put a piece's ``(offset, line)`` batches on ``queue``, then None.
+    """Put a piece's ``(offset, line)`` batches on ``queue`` until its output ends.
 
     Offsets count from ``base`` (the piece's start); lines from ``resume_at``
     on are dropped, since the follower reads them (the last piece reads to EOF).
     """
     output = GrepOutput(base=base)
+    while chunk := await stdout.read(_READ_BYTES):
+        if batch := [(o, line) for o, line in output.feed(chunk) if o < resume_at]:
+            queue.put_nowait(batch)
+
+
+async def piece(queue: asyncio.Queue, work: Awaitable[None]) -> None:
+    """Run ``work`` (which puts a piece's batches on ``queue``), then mark the piece done
+    with None; or, when it fails, pass its error on for ``in_order`` to raise.
+
+    An output that stopped early must never pass for a finished piece: the
+    lines of the pieces after it would be taken, and its missing lines lost.
+    """
     try:
-        while chunk := await stdout.read(_READ_BYTES):
-            if batch := [(o, line) for o, line in output.feed(chunk) if o < resume_at]:
-                queue.put_nowait(batch)
-    finally:
-        queue.put_nowait(None)
+        await work
+    except BaseException as error:
+        queue.put_nowait(_Failed(error))
+        raise
+    queue.put_nowait(None)
 
 
 async def in_order(queues: Sequence[asyncio.Queue]) -> AsyncIterator[list[tuple[int, bytes]]]:
     """The batches of every piece, piece after piece: the first streams as it comes, later ones
-    wait until those before them are done (their output is small: the matching lines)."""
+    wait until those before them are done (their output is small: the matching lines).
+    A piece that failed raises its error here, before any later piece is read."""
     for queue in queues:
         while (batch := await queue.get()) is not None:
+            if isinstance(batch, _Failed):
+                raise batch.error
             yield batch
+
+
+class _Failed:
+    """A piece's error, queued where its end would be."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error

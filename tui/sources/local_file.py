@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
-from tui.sources.grep_filter import (DD_CAN_CUT, drain, grep_command, grep_piece, in_order,
+from tui.sources.grep_filter import (DD_CAN_CUT, drain, grep_command, grep_piece, in_order, piece,
                                      piece_starts)
 
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -157,7 +157,7 @@ class LocalFile:
             *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env={**os.environ, "LC_ALL": "C"}) for argv in commands]
         queues = [asyncio.Queue() for _ in processes]
-        readers = [asyncio.create_task(drain(process.stdout, start, resume_at, queue))
+        readers = [asyncio.create_task(piece(queue, self._read_piece(process, start, resume_at, queue)))
                    for process, start, queue in zip(processes, starts, queues)]
         batch: list[tuple[int, bytes]] = []
         batch_bytes = 0
@@ -176,6 +176,11 @@ class LocalFile:
                     process.kill()
                 await process.wait()
         yield Lines(batch, resume_at)
+
+    async def _read_piece(self, process, start: int, resume_at: int, queue: asyncio.Queue) -> None:
+        await drain(process.stdout, start, resume_at, queue)
+        if (status := await process.wait()) not in (0, 1):  # 1: no line matched
+            raise SourceError(f"{self.path}: grep stopped before the end of the file (status {status})")
 
     def _cuts(self, handle, resume_at: int) -> list[int]:
         """Line starts that split ``[0, resume_at)`` into pieces (none where dd cannot cut)."""

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 
 import pytest
 
 from tests.corpus import verl_log
+from tests.sshd import Sshd
 from tui.feed import Feed
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES
-from tui.sources.base import SourceError
+from tests.waiting import until
+from tui.sources.base import Lines, SourceError, Status
 from tui.sources.local_file import LocalFile
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.remote_log import RemoteLog
@@ -69,6 +72,25 @@ async def test_the_box_cuts_at_line_starts_one_piece_per_cpu(client_home, tmp_pa
     assert offsets == sorted(offsets)
 
 
+async def test_a_box_with_eight_cpus_greps_eight_pieces_at_once(client_home, tmp_path):
+    box = Sshd(tmp_path / "sshd", [client_home.public_key], env={"OMP_NUM_THREADS": "8"}).start()
+    try:
+        client_home.add_host("eight-cpus", box.port)
+        client_home.trust(box.known_hosts_line())
+        log = verl_log("008")
+        source = RemoteLog(RemoteTarget("eight-cpus", str(log)), NEEDLES, piece_bytes=4096)
+        await source.connect()
+        assert len(source._first.plan.cuts) == 7  # the plan the backfill is about to follow
+        remote = RunModel()
+        try:
+            await Feed(source, remote).run(follow=False)
+        finally:
+            await source.close()
+    finally:
+        box.stop()
+    assert snapshot(remote) == snapshot(await load(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0)))
+
+
 async def test_a_last_line_without_newline_is_read_once_as_locally(client_home, tmp_path):
     log = tmp_path / "grpo.log"
     shutil.copy(verl_log("032"), log)
@@ -88,3 +110,65 @@ async def test_a_connection_lost_mid_backfill_is_a_clear_error_not_a_hang(client
     with pytest.raises(SourceError, match="^gpu: connection lost"):
         await asyncio.wait_for(Feed(source, RunModel()).run(follow=False), 20)
     await source.close()
+
+
+async def test_following_a_connection_lost_before_the_pieces_reconnects_and_loads_them(client_home):
+    log = verl_log("032")
+    statuses: list[Status] = []
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES, piece_bytes=4096)
+    await source.connect()
+    source.connection.close()
+    model = RunModel()
+    task = asyncio.create_task(Feed(source, model, on_status=statuses.append).run(follow=True))
+    try:
+        local = await load(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
+        await until(lambda: model.step_count == local.step_count, 20)
+        await asyncio.sleep(0.3)  # nothing more, nothing twice, comes after
+        assert snapshot(model) == snapshot(local)
+        assert [s.ok for s in statuses if "reconnect" in s.text] == [False, True]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await source.close()
+
+
+class CutAfterFirstLines:
+    """A real RemoteLog whose box kills our SSH sessions as soon as the first matched lines
+    arrive, so the drop lands in the middle of a piece's grep output."""
+
+    def __init__(self, source: RemoteLog, sshd) -> None:
+        self.source, self.sshd = source, sshd
+        self.after_cut: list = []
+
+    async def stream(self, start: int, follow: bool):
+        async for event in self.source.stream(start, follow):
+            if self.after_cut or not (isinstance(event, Lines) and event.lines):
+                self.after_cut.append(event)
+            else:
+                self.after_cut.append("cut")
+                for pid in self.sshd.session_pids():
+                    os.kill(pid, signal.SIGKILL)
+            yield event
+
+
+async def test_a_drop_in_the_middle_of_a_piece_resumes_after_the_last_line_delivered(
+        client_home, ssh_world, tmp_path):
+    _, gpu, _ = ssh_world
+    log = tmp_path / "grpo.log"
+    # ~9 MB of matched lines: more than SSH's flow-control window, so most are still on the box.
+    log.write_bytes(b"".join(b"step:%d - critic/score/mean:0.%d - %s- z:1\n"
+                             % (step, step % 10, b"x/pad:1 - " * 100) for step in range(1, 8001)))
+    cut = CutAfterFirstLines(RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES), gpu)
+    await cut.source.connect()
+    model = RunModel()
+    task = asyncio.create_task(Feed(cut, model).run(follow=True))
+    try:
+        await until(lambda: model.step_count == 8000, 30)
+        assert list(model.series["critic/score/mean"].steps) == list(range(1, 8001))  # none lost or twice
+        reconnected = next(i for i, e in enumerate(cut.after_cut)
+                           if isinstance(e, Status) and e.text.startswith("reconnected"))
+        assert any(isinstance(e, Lines) and e.lines for e in cut.after_cut[reconnected:])  # the backfill resumed
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await cut.source.close()

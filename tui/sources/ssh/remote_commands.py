@@ -40,14 +40,14 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
             "else echo MISSING; fi")
 
 
-def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) -> str:
-    """How to backfill ``path``: ``RESUME <offset>`` then ``CUTS <offset>...``, then the
-    last piece's ``grep -b`` output (``grep_piece``) when ``needles`` are given.
+def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20, start: int = 0) -> str:
+    """How to backfill ``path`` from ``start``: ``RESUME <offset>`` then ``CUTS <offset>...``,
+    then the last piece's ``grep -b`` output (``grep_piece``) when ``needles`` are given.
 
     RESUME is the end of the last whole line present now: a line still being
     written is left to the follower, which starts there, so it is read once and
     whole. Only the last MiB is read to find it (``tail -c +N`` seeks). CUTS
-    split ``[0, RESUME)`` at line starts into one piece per CPU of the box (at
+    split ``[start, RESUME)`` at line starts into one piece per CPU of the box (at
     most 8, each at least ``chunk_bytes``), so that several greps filter the
     log at once: a multi-pattern grep is CPU-bound, and training boxes have
     cores to spare. The last piece is read by grep straight from the file and
@@ -56,22 +56,23 @@ def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) 
     runs in the same channel, so the longest grep starts first and costs no
     round trip of its own.
     """
-    return f"p={shlex.quote(path)}; {_plan_script('$p', needles, chunk_bytes)}"
+    return f"p={shlex.quote(path)}; {_plan_script('$p', needles, chunk_bytes, int(start))}"
 
 
-def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, window: int = 1 << 20) -> str:
-    return (f"f=\"{var}\"; s=$(stat -c %s -- \"$f\") || exit 3; "
+def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, start: int = 0,
+                 window: int = 1 << 20) -> str:
+    return (f"f=\"{var}\"; a={int(start)}; s=$(stat -c %s -- \"$f\") || exit 3; "
             f"w=$(( s < {window} ? s : {window} )); "
             "win() { tail -c +$(( s - w + 1 )) -- \"$f\" | head -c \"$w\"; }; "
             "if [ \"$s\" -eq 0 ] || [ \"$(win | tail -c 1 | od -An -tx1 | tr -d ' \\n')\" = 0a ]; "
             "then r=$s; else o=$(win | LC_ALL=C grep -a -b '' | tail -n 1 | cut -d: -f1); "
             "r=$(( s - w + o )); fi; echo \"RESUME $r\"; "
             f"k=$(nproc 2>/dev/null || echo 1); [ \"$k\" -gt 8 ] && k=8; {DD_CAN_CUT} || k=1; "
-            f"m=$(( r / {int(chunk_bytes)} )); [ \"$m\" -lt \"$k\" ] && k=$m; "
-            "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( r * 2 * i / (2 * k + 1) )); "
+            f"m=$(( (r - a) / {int(chunk_bytes)} )); [ \"$m\" -lt \"$k\" ] && k=$m; "
+            "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( a + (r - a) * 2 * i / (2 * k + 1) )); "
             f"n=$(tail -c +$(( b + 1 )) -- \"$f\" | head -c {window} | head -n 1 | wc -c); "
             f"[ \"$n\" -lt {window} ] && c=\"$c $(( b + n ))\"; i=$(( i + 1 )); done; echo \"$c\""
-            + (f"; for l in $c; do :; done; [ \"$l\" = CUTS ] && l=0; "
+            + (f"; for l in $c; do :; done; [ \"$l\" = CUTS ] && l=$a; "
                f"{{ dd bs=1 skip=\"$l\" count=0 2>/dev/null; {grep_stdin(needles)}; }} < \"$f\""
                if needles else ""))
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
-from tui.sources.grep_filter import drain, in_order
+from tui.sources.grep_filter import drain, grep_piece, in_order, piece
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.target import RemoteTarget
 
@@ -70,9 +71,17 @@ class RemoteLog:
         last piece, which ``stream`` then reads; a second channel, opened
         meanwhile, waits to be told the bounds of the first piece.
         """
+        import asyncssh
+
         from tui.sources.ssh.connection import connect
 
         self._conn = await connect(self.target, self.accept_new_host_key)
+        try:
+            return await self._discover()
+        except (_Dropped, OSError, asyncssh.Error) as error:
+            raise SourceError(f"{self.target.host}: connection lost: {error}") from None
+
+    async def _discover(self) -> str | None:
         spare = (asyncio.create_task(self._open(
             remote_commands.grep_piece_when_told(self.target.path, self.prefilter)))
             if self.prefilter else None)
@@ -92,7 +101,7 @@ class RemoteLog:
         finally:
             if spare is not None:
                 spare.cancel()
-                with contextlib.suppress(asyncio.CancelledError, SourceError):
+                with contextlib.suppress(asyncio.CancelledError, _Dropped):
                     (await spare).close()
         if head == b"MISSING":
             raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
@@ -113,13 +122,13 @@ class RemoteLog:
         return f"watching {self.label} (newest of {len(candidates)} log file(s) {why})"
 
     async def _open(self, command: str):
-        """A remote process for ``command`` (bytes out), or SourceError when the connection fails."""
+        """A remote process for ``command`` (bytes out), or ``_Dropped`` when the connection fails."""
         import asyncssh
 
         try:
             return await self._conn.create_process(command, encoding=None)
         except (OSError, asyncssh.Error) as error:
-            raise SourceError(f"{self.target.host}: connection lost: {error}") from None
+            raise _Dropped(str(error)) from None
 
     def use_log(self, log: str) -> None:
         """``--log``: a file inside the run directory (or an absolute path) instead of discovery."""
@@ -143,23 +152,37 @@ class RemoteLog:
         return result.stdout
 
     async def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
-        """Backfill through grep on the box (from 0), then follow; reconnect when dropped."""
+        """Backfill through grep on the box (from 0), then follow; reconnect when dropped.
+
+        A drop mid-backfill resumes the backfill after the last line delivered,
+        so each line is delivered once however often the connection goes.
+        """
         offset = start
         if start == 0 and self.prefilter:
-            async for event in self._backfill(follow):
-                yield event
-                if isinstance(event, Lines):
-                    offset = event.resume_at
+            delivered = 0  # where the lines delivered so far end
+            while True:
+                try:
+                    async for event in self._backfill(follow, delivered):
+                        yield event
+                        if isinstance(event, Lines):
+                            offset = event.resume_at
+                            if event.lines:
+                                last, line = event.lines[-1]
+                                delivered = last + len(line)
+                    break
+                except _Dropped as dropped:
+                    if not follow:
+                        raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
+                    async for status in self._reconnect(str(dropped)):
+                        yield status
             if not follow:
                 return
         self._drop_first_piece()
-        attempt = 0
         while True:
             try:
                 async for event in self._read_from(offset, follow):
                     if isinstance(event, Data):
                         offset = event.offset + len(event.data)
-                        attempt = 0
                     elif isinstance(event, Reset):
                         offset = 0
                     yield event
@@ -167,52 +190,67 @@ class RemoteLog:
             except _Dropped as dropped:
                 if not follow:
                     raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
-                delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-                attempt += 1
-                yield Status(f"connection to {self.target.host} lost ({dropped}); reconnecting in "
-                             f"{delay:.0f} s", ok=False)
-                await asyncio.sleep(delay)
-                try:
-                    await self.close()
-                    from tui.sources.ssh.connection import connect
+                async for status in self._reconnect(str(dropped)):
+                    yield status
 
-                    self._conn = await connect(self.target, self.accept_new_host_key)
-                    yield Status(f"reconnected to {self.target.host}; resuming at byte {offset}")
-                except SourceError as error:
-                    yield Status(f"{error}; retrying", ok=False)
+    async def _reconnect(self, reason: str) -> AsyncIterator[Status]:
+        """Say the connection is lost, then try again with growing pauses until it is back."""
+        from tui.sources.ssh.connection import connect
 
-    async def _backfill(self, follow: bool) -> AsyncIterator[Lines | Data]:
-        """Lines of ``[0, RESUME)`` matching the prefilter, in order, from one grep per piece;
-        without ``follow``, then the bytes from RESUME to the end, fetched meanwhile.
+        for attempt in itertools.count():
+            delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
+            yield Status(f"connection to {self.target.host} lost ({reason}); reconnecting in "
+                         f"{delay:.0f} s", ok=False)
+            await asyncio.sleep(delay)
+            await self.close()
+            try:
+                self._conn = await connect(self.target, self.accept_new_host_key)
+            except SourceError as error:
+                reason = str(error)
+                continue
+            yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
+            return
 
-        The last piece comes on the channel that made the plan.
+    async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data]:
+        """Lines of ``[start, RESUME)`` matching the prefilter, in order, from one grep per
+        piece (always at least one event, to say where RESUME is); without ``follow``,
+        then the bytes from RESUME to the end, fetched meanwhile.
+
+        The last piece comes on the channel that made the plan. A connection
+        lost on the way raises ``_Dropped``.
         """
         import asyncssh
 
-        first, self._first = self._first, None
+        first, self._first = self._first, None  # connect()'s plan, for a backfill from 0
         if first is None:
-            first = await _FirstPiece.read(await self._open(
-                remote_commands.plan(self.path, self.prefilter, self.piece_bytes)), self.label)
+            plan_channel = await self._open(remote_commands.plan(self.path, self.prefilter,
+                                                                 self.piece_bytes, start))
+            try:
+                first = await _FirstPiece.read(plan_channel, self.label)
+            except (OSError, asyncssh.Error) as error:
+                raise _Dropped(str(error)) from None
         plan = first.plan
-        starts = [0, *plan.cuts]
+        starts = [start, *plan.cuts]
         queues = [asyncio.Queue() for _ in starts]
-        readers = [asyncio.create_task(self._grep_piece(start, end, plan.resume_at, queue,
-                                                        first.spare if i == 0 else None))
-                   for i, (start, end, queue) in enumerate(zip(starts, plan.cuts, queues))]
+        readers = [asyncio.create_task(piece(queue, self._grep_piece(
+                       begin, end, plan.resume_at, queue, first.spare if i == 0 else None)))
+                   for i, (begin, end, queue) in enumerate(zip(starts, plan.cuts, queues))]
         if not plan.cuts and first.spare is not None:
             first.spare.close()  # one piece: the plan's own channel has it
         readers.append(asyncio.create_task(
-            _drain(first.process, starts[-1], plan.resume_at, queues[-1])))
+            piece(queues[-1], _read_piece(first.process, starts[-1], plan.resume_at, queues[-1]))))
         rest = None if follow else asyncio.create_task(self._read_to_end(plan.resume_at))
+        said = False
         try:
             async for batch in in_order(queues):
+                said = True
                 yield Lines(batch, plan.resume_at)
-            for reader in readers:
-                reader.result()  # a piece that failed fails the backfill
+            if not said:
+                yield Lines([], plan.resume_at)
             if rest is not None and (data := await rest):
                 yield Data(plan.resume_at, data)
         except (OSError, asyncssh.Error) as error:
-            raise SourceError(f"{self.target.host}: connection lost: {error}") from None
+            raise _Dropped(str(error)) from None
         finally:
             for task in [*readers, *([rest] if rest else [])]:
                 task.cancel()
@@ -221,18 +259,13 @@ class RemoteLog:
     async def _grep_piece(self, start: int, end: int, resume_at: int, queue: asyncio.Queue,
                           waiting=None) -> None:
         """Grep ``[start, end)`` on a new channel, or on ``waiting`` (``grep_piece_when_told``)."""
-        try:
-            if waiting is not None:
-                waiting.stdin.write(b"%d %d\n" % (start, end))
-                waiting.stdin.write_eof()
-                process = waiting
-            else:
-                process = await self._open(
-                    remote_commands.grep_piece(self.path, self.prefilter, start, end))
-        except BaseException:
-            queue.put_nowait(None)  # the pieces after it are not waited for in vain
-            raise
-        await _drain(process, start, resume_at, queue)
+        if waiting is not None:
+            waiting.stdin.write(b"%d %d\n" % (start, end))
+            waiting.stdin.write_eof()
+            process = waiting
+        else:
+            process = await self._open(grep_piece(self.path, self.prefilter, start, end))
+        await _read_piece(process, start, resume_at, queue)
 
     async def _read_from(self, offset: int, follow: bool) -> AsyncIterator[SourceEvent]:
         import asyncssh
@@ -306,10 +339,18 @@ class RemoteLog:
             self._conn = None
 
 
-async def _drain(process, base: int, resume_at: int, queue: asyncio.Queue) -> None:
-    """``drain`` a remote piece's grep output, then close its channel."""
+async def _read_piece(process, base: int, resume_at: int, queue: asyncio.Queue) -> None:
+    """``drain`` a remote piece's grep output, then close its channel.
+
+    grep ends with status 0 or 1 (nothing matched); a channel closed without
+    a status, or by a signal, was cut short: the connection went, or sshd
+    killed the session.
+    """
     try:
         await drain(process.stdout, base, resume_at, queue)
+        await process.wait_closed()
+        if process.returncode not in (0, 1):
+            raise _Dropped("grep on the box stopped before the end of its piece")
     finally:
         process.close()
 
