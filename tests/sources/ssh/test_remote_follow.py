@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from tests.sshd import processes_mentioning
+from tests.sshd import Sshd, processes_mentioning
 from tests.waiting import until
 from tui.feed import Feed
 from tui.model.run_model import RunModel
@@ -30,9 +30,9 @@ def write(path, first: int, last: int) -> None:
 
 
 @asynccontextmanager
-async def following(log, on_status=None) -> AsyncIterator[RunModel]:
-    """A model fed by a RemoteLog of ``log`` through the ``gpu`` alias, following until the block ends."""
-    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+async def following(log, on_status=None, host: str = "gpu") -> AsyncIterator[RunModel]:
+    """A model fed by a RemoteLog of ``log`` through the ``host`` alias, following until the block ends."""
+    source = RemoteLog(RemoteTarget(host, str(log)), NEEDLES)
     await source.connect()
     model = RunModel()
     task = asyncio.create_task(Feed(source, model, on_status=on_status).run(follow=True))
@@ -70,6 +70,27 @@ async def test_a_dropped_connection_resumes_without_losing_or_repeating(client_h
         await until(lambda: model.last_step == 8, timeout=20)
         assert list(model.series["critic/score/mean"].steps) == list(range(1, 9))  # none lost, none twice
         assert any("reconnected" in s.text for s in statuses)
+
+
+async def test_a_box_down_for_a_while_is_retried_until_it_answers(client_home, tmp_path):
+    box = Sshd(tmp_path / "sshd", [client_home.public_key]).start()
+    client_home.add_host("rebooting", box.port)
+    client_home.trust(box.known_hosts_line())
+    log = tmp_path / "grpo.log"
+    write(log, 1, 3)
+    statuses: list[Status] = []
+    try:
+        async with following(log, statuses.append, host="rebooting") as model:
+            await until(lambda: model.last_step == 3)
+            box.stop()  # sshd and its sessions go: reconnecting is refused for a while
+            await until(lambda: sum(not s.ok for s in statuses) >= 2, timeout=10)
+            write(log, 4, 5)
+            box.start()
+            await until(lambda: model.last_step == 5, timeout=20)
+            assert list(model.series["critic/score/mean"].steps) == [1, 2, 3, 4, 5]
+            assert any(s.text.startswith("still no connection (rebooting: cannot connect") for s in statuses)
+    finally:
+        box.stop()
 
 
 def test_killing_rlwatch_leaves_no_process_on_the_box(ssh_world, tmp_path):

@@ -197,16 +197,16 @@ class RemoteLog:
         """Say the connection is lost, then try again with growing pauses until it is back."""
         from tui.sources.ssh.connection import connect
 
+        status = f"connection to {self.target.host} lost ({reason}); reconnecting"
         for attempt in itertools.count():
             delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-            yield Status(f"connection to {self.target.host} lost ({reason}); reconnecting in "
-                         f"{delay:.0f} s", ok=False)
+            yield Status(f"{status} in {delay:.0f} s", ok=False)
             await asyncio.sleep(delay)
             await self.close()
             try:
                 self._conn = await connect(self.target, self.accept_new_host_key)
             except SourceError as error:
-                reason = str(error)
+                status = f"still no connection ({error}); trying again"
                 continue
             yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
             return
