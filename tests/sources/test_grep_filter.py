@@ -1,6 +1,11 @@
 """Reading grep -b output."""
 
-from tui.sources.grep_filter import GrepOutput, grep_command
+import collections
+import subprocess
+
+from tests.corpus import all_verl_logs
+from tui.parsers.log_scanner import NEEDLES, LogScanner
+from tui.sources.grep_filter import COMMON_LOG_BYTES, GrepOutput, grep_command, grep_needles
 
 
 def test_output_split_across_chunks_and_carriage_returns_inside_lines():
@@ -12,3 +17,44 @@ def test_output_split_across_chunks_and_carriage_returns_inside_lines():
 def test_command_quotes_nothing_and_ends_options_before_the_path():
     argv = grep_command([b"step:", b"'loss':"], "-weird name.log")
     assert argv == ["grep", "-a", "-b", "-F", "-e", "step:", "-e", "'loss':", "--", "-weird name.log"]
+
+
+def test_grep_looks_for_each_needle_from_its_rarest_byte_on():
+    assert grep_needles([b"out of memory", b"died unexpectedly", b"died or was killed"]) == (
+        b"f memory", b"xpectedly", b"was killed")
+    assert grep_needles([b"step:", b"%|", b"Final validation metrics"]) == (
+        b"step:", b"%|", b"Final validation metrics")  # short, or already from a rare byte
+
+
+def test_every_grep_string_is_a_part_of_its_needle_long_enough_not_to_match_by_chance():
+    for needle, part in zip(NEEDLES, grep_needles(NEEDLES)):
+        assert needle.endswith(part)
+        assert len(part) >= min(len(needle), 6)
+
+
+def test_the_common_bytes_are_those_of_the_corpus_chatter():
+    counts: collections.Counter = collections.Counter()
+    for log in all_verl_logs():
+        for line in log.read_bytes().splitlines():
+            if not any(needle in line for needle in NEEDLES):
+                counts.update(line)
+    total = sum(counts.values())
+    measured = bytes(b for b, n in sorted(counts.items(), key=lambda item: -item[1]) if n / total > 0.005)
+    assert COMMON_LOG_BYTES == measured
+
+
+def test_on_every_corpus_log_grep_picks_each_needed_line_and_little_else():
+    for log in all_verl_logs():
+        wanted = [line for line in log.read_bytes().rstrip(b"\n").split(b"\n")
+                  if any(needle in line for needle in NEEDLES)]
+        found = subprocess.run(grep_command(NEEDLES, str(log)), capture_output=True,
+                               env={"LC_ALL": "C"}).stdout
+        picked = [line.rstrip(b"\n") for _, line in GrepOutput().feed(found)]
+        assert [line for line in picked if line in wanted] == wanted, log.name
+        assert sum(map(len, picked)) <= 1.05 * sum(map(len, wanted)) + 4096, log.name
+
+
+def test_a_line_grep_picked_for_a_part_of_a_needle_gives_nothing():
+    scanner = LogScanner()
+    assert scanner.scan_line(b"ERROR: the f memory pool was killed unexpectedly\n", 0) == []
+    assert scanner.scan_line(b"ERROR: CUDA out of memory\n", 0)

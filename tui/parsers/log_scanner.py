@@ -102,9 +102,15 @@ class LogScanner:
         self._buf_offset = offset
 
     def scan_line(self, line: bytes, offset: int) -> list[Record]:
-        """Records from one isolated physical line that starts at ``offset``."""
+        """Records from one isolated physical line that starts at ``offset``.
+
+        A line without one of the whole ``NEEDLES`` gives nothing, as in
+        ``feed``: grep looks for parts of them (``tui.sources.grep_filter``).
+        """
         if len(line) > MAX_LINE_BYTES:
             self.skipped_lines += 1
+            return []
+        if not any(needle in line for needle in NEEDLES):
             return []
         return self._parse_line(decode(line), offset, offset + len(line), len(line))
 
