@@ -30,19 +30,27 @@ def pinned(cpus: int, command: str, out) -> subprocess.Popen:
     return subprocess.Popen(["taskset", "-c", f"0-{cpus - 1}", "sh", "-c", command], stdout=out)
 
 
+def _plan_header(out) -> tuple[int, list[int]] | None:
+    """RESUME and CUTS from the plan's output file, or None while they are not all written."""
+    out.seek(0)
+    lines = out.read(4096).split(b"\n")
+    if len(lines) < 3 or lines[0][:7] != b"RESUME " or lines[1][:4] != b"CUTS":
+        return None
+    try:
+        return int(lines[0].split()[1]), [int(cut) for cut in lines[1].split()[1:]]
+    except ValueError:
+        return None
+
+
 def backfill(log: Path, cpus: int) -> tuple[float, int]:
     """Seconds for the plan and every piece on ``cpus`` CPUs, and the step lines found."""
     with tempfile.TemporaryDirectory() as folder:
         outs = [open(Path(folder) / f"{n}.out", "w+b") for n in range(9)]
         start = time.perf_counter()
         plan = pinned(cpus, remote_commands.plan(str(log), NEEDLES), outs[0])
-        header = b""
-        while header.count(b"\n") < 2:  # RESUME and CUTS, then the last piece's lines
+        while (parsed := _plan_header(outs[0])) is None:  # RESUME and CUTS, then the last piece's lines
             time.sleep(0.001)
-            outs[0].seek(0)
-            header = outs[0].read(4096)
-        resume_line, cuts_line = header.split(b"\n")[:2]
-        resume, cuts = int(resume_line.split()[1]), [int(cut) for cut in cuts_line.split()[1:]]
+        resume, cuts = parsed
         pieces = [pinned(cpus, grep_piece(str(log), NEEDLES, begin, end), out)
                   for begin, end, out in zip([0, *cuts], cuts, outs[1:])]
         for process in [*pieces, plan]:

@@ -30,7 +30,7 @@ from tui.sources.ssh.remote_log import RemoteLog  # noqa: E402
 from tui.sources.ssh.target import RemoteTarget  # noqa: E402
 
 
-TRIES = 5
+TRIES = 9
 
 
 def ssh_grep(home: ClientHome, alias: str, log: Path) -> float:
