@@ -35,7 +35,8 @@ def test_non_finite_values_are_kept_not_dropped(text, check):
     assert check(parse_value(text))
 
 
-@pytest.mark.parametrize("text", ["", "np.float64(0.12", "np.float64", "abc", "0.1.2", "[bold]"])
+@pytest.mark.parametrize("text", ["", "np.float64(0.12", "np.float64", "abc", "0.1.2", "[bold]",
+                                  "1_000", "0x10", "nan(1)"])  # Python's float() reads the first
 def test_cut_or_garbled_values_are_unreadable(text):
     assert parse_value(text) is None
 

@@ -25,6 +25,13 @@ def parse_value(text: str) -> float | None:
     caller drops that item and keeps the rest of the line.
     """
     text = text.strip()
+    if "_" not in text:
+        # The common case, a plain number: float() reads exactly what _NUMBER
+        # admits, except digit-group underscores ("1_000"), kept out above.
+        try:
+            return float(text)
+        except ValueError:
+            pass
     if not text:
         return None
     if text in _BOOLS:

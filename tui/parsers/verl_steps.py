@@ -15,7 +15,6 @@ from tui.parsers.values import parse_value
 # ``step:`` not preceded by a word character or ``/`` (that would be
 # ``global_step:`` or ``training/global_step:``).
 _STEP = re.compile(r"(?:^|(?<=[^\w/]))step:(\d+) - ")
-_KEY = re.compile(r"[^\s]+")
 _SEPARATOR = " - "
 
 
@@ -37,7 +36,7 @@ def split_item(item: str) -> tuple[str, float | None] | None:
     """
     key, colon, value = item.rpartition(":")
     key = key.strip()
-    if not colon or not key or not _KEY.fullmatch(key):
+    if not colon or len(key.split()) != 1:  # one word: not empty, no whitespace inside
         return None
     return key, parse_value(value)
 
