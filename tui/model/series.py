@@ -21,7 +21,7 @@ class Series:
     """Values of one metric keyed by step, ascending."""
 
     __slots__ = ("steps", "values", "rewrites", "_range", "_drawn", "_block_lo", "_block_hi",
-                 "_stale", "_sum", "_count")
+                 "_stale", "_sum", "_count", "_summarised")
 
     def __init__(self) -> None:
         self.steps = array("q")
@@ -29,13 +29,15 @@ class Series:
         # Bumped whenever a point other than a new last one changes, so a
         # reader that works incrementally (the rules) knows to start over.
         self.rewrites = 0
-        # Kept up to date on append, so a redraw of a 100k-point panel does
-        # not rescan the series: (min, max) of the finite values, or None.
+        # (min, max) of the finite values, or None; like the block summaries,
+        # the sum and the count below, it is brought up to the newest point
+        # when read (``_refresh``), so a redraw of a 100k-point panel does not
+        # rescan the series, and a metric nobody draws costs nothing per step.
         self._range: tuple[float, float] | None = None
         # The last downsample, keyed by (points, rewrites, buckets).
         self._drawn: tuple[tuple[int, int, int], list[float]] | None = None
-        # Finite min and max of every BLOCK consecutive points (nan: none finite),
-        # kept on append: drawing 100k points then reads 3k numbers, not 100k.
+        # Finite min and max of every BLOCK consecutive points (nan: none finite):
+        # drawing 100k points then reads 3k numbers, not 100k.
         self._block_lo = array("d")
         self._block_hi = array("d")
         # Set when a point other than a new last one changed: the range and
@@ -46,6 +48,8 @@ class Series:
         # drawn point strays from (see downsample).
         self._sum = 0.0
         self._count = 0
+        # How many points, from the first, the range, sum, count and blocks cover.
+        self._summarised = 0
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -65,17 +69,9 @@ class Series:
             self._history_changed()
 
     def _append(self, step: int, value: float) -> None:
-        """A new last point: keep the range and block summaries current in O(1)."""
+        """A new last point (the summaries take it in when next read)."""
         self.steps.append(step)
         self.values.append(value)
-        if self._stale:
-            return
-        if math.isfinite(value):
-            low, high = self._range or (value, value)
-            self._range = (min(low, value), max(high, value))
-            self._sum += value
-            self._count += 1
-        self._summarise(len(self.steps) - 1, value)
 
     def _overwrite(self, at: int, value: float) -> None:
         """Replace the value at index ``at`` (a re-printed or more exact value)."""
@@ -87,16 +83,28 @@ class Series:
         self._stale = True
 
     def _refresh(self) -> None:
-        """Rebuild the range and block summaries after history changed."""
-        if not self._stale:
+        """Bring the range, sum, count and block summaries up to the newest point:
+        rebuilt whole after history changed, else only the points appended since."""
+        values = self.values
+        if self._stale:
+            self._stale = False
+            self._range = self._scan_range()
+            finite = [v for v in values if math.isfinite(v)]
+            self._sum, self._count = math.fsum(finite), len(finite)
+            self._block_lo, self._block_hi = array("d"), array("d")
+            for index, value in enumerate(values):
+                self._summarise(index, value)
+            self._summarised = len(values)
             return
-        self._stale = False
-        self._range = self._scan_range()
-        finite = [v for v in self.values if math.isfinite(v)]
-        self._sum, self._count = math.fsum(finite), len(finite)
-        self._block_lo, self._block_hi = array("d"), array("d")
-        for index, value in enumerate(self.values):
+        for index in range(self._summarised, len(values)):
+            value = values[index]
+            if math.isfinite(value):
+                low, high = self._range or (value, value)
+                self._range = (min(low, value), max(high, value))
+                self._sum += value
+                self._count += 1
             self._summarise(index, value)
+        self._summarised = len(values)
 
     def _summarise(self, index: int, value: float) -> None:
         """Fold the point at ``index`` into its block's min and max."""
