@@ -93,7 +93,9 @@ class Sshd:
             "MaxStartups 64\n"
             "MaxSessions 32\n"
             "LogLevel ERROR\n"
-            + "".join(f"SetEnv {name}={value}\n" for name, value in self.env.items())
+            # One line: sshd takes only the first SetEnv directive.
+            + (f"SetEnv {' '.join(f'{name}={value}' for name, value in self.env.items())}\n"
+               if self.env else "")
         )
 
     @property
