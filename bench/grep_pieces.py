@@ -1,5 +1,5 @@
 """The box's side of a remote backfill, on as many CPUs as the box has: the plan and its pieces
-(the very shell commands rlwatch sends over SSH, run here with ``sh -c``), pinned to 1, 2, 4 and 8
+(the very shell command rlwatch sends over SSH, run here with ``sh -c``), pinned to 1, 2, 4 and 8
 CPUs with ``taskset``, against ``grep -c step:`` over the same 1 GiB log in the same run.
 
 No sshd is involved: this is what the training box spends, which bench/ssh_backfill.py cannot
@@ -21,51 +21,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.make_log import build  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
 from tui.parsers.log_scanner import NEEDLES  # noqa: E402
-from tui.sources.grep_filter import GrepOutput, grep_piece  # noqa: E402
 from tui.sources.ssh import remote_commands  # noqa: E402
-
-
-def pinned(cpus: int, command: str, out) -> subprocess.Popen:
-    """``command`` on CPUs 0..cpus-1, its output to ``out`` (a file: no pipe for us to drain)."""
-    return subprocess.Popen(["taskset", "-c", f"0-{cpus - 1}", "sh", "-c", command], stdout=out)
-
-
-def _plan_header(out) -> tuple[int, list[int]] | None:
-    """RESUME and CUTS from the plan's output file, or None while they are not all written."""
-    out.seek(0)
-    lines = out.read(4096).split(b"\n")
-    if len(lines) < 3 or lines[0][:7] != b"RESUME " or lines[1][:4] != b"CUTS":
-        return None
-    try:
-        return int(lines[0].split()[1]), [int(cut) for cut in lines[1].split()[1:]]
-    except ValueError:
-        return None
+from tui.sources.ssh.remote_log import PiecesOutput  # noqa: E402
 
 
 def backfill(log: Path, cpus: int) -> tuple[float, int]:
-    """Seconds for the plan and every piece on ``cpus`` CPUs, and the step lines found."""
-    with tempfile.TemporaryDirectory() as folder:
-        outs = [open(Path(folder) / f"{n}.out", "w+b") for n in range(9)]
-        start = time.perf_counter()
-        plan = pinned(cpus, remote_commands.plan(str(log), NEEDLES), outs[0])
-        while (parsed := _plan_header(outs[0])) is None:  # RESUME and CUTS, then the last piece's lines
-            time.sleep(0.001)
-        resume, cuts = parsed
-        pieces = [pinned(cpus, grep_piece(str(log), NEEDLES, begin, end), out)
-                  for begin, end, out in zip([0, *cuts], cuts, outs[1:])]
-        for process in [*pieces, plan]:
-            process.wait()
-        elapsed = time.perf_counter() - start
-        lines = 0
-        for out, base in [*zip(outs[1:], [0, *cuts]), (outs[0], cuts[-1] if cuts else 0)]:
-            out.seek(0)
-            data = out.read()
-            if out is outs[0]:
-                data = data.split(b"\n", 2)[2]
-            lines += sum(line.startswith(b"step:") for o, line in GrepOutput(base).feed(data)
-                         if o < resume)
-        for out in outs:
-            out.close()
+    """Seconds for the whole backfill script on CPUs 0..cpus-1 (``nproc`` there says ``cpus``,
+    so it makes that many pieces), and the step lines it sent."""
+    start = time.perf_counter()
+    # A session of its own, as under sshd: the script's watcher ends its process group.
+    process = subprocess.Popen(["taskset", "-c", f"0-{cpus - 1}", "sh", "-c",
+                                remote_commands.backfill(str(log), NEEDLES)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    out = process.stdout.read()
+    elapsed = time.perf_counter() - start
+    process.stdin.close()
+    process.wait()
+    resume, cuts, body = out.split(b"\n", 2)
+    resume_at = int(resume.split()[1])
+    pieces = PiecesOutput([0, *map(int, cuts.split()[1:])])
+    lines = sum(line.startswith(b"step:") for offset, line in pieces.feed(body) if offset < resume_at)
+    assert pieces.ended
     return elapsed, lines
 
 

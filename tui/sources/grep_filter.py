@@ -99,27 +99,35 @@ class GrepOutput:
     """Splits ``grep -b`` output, fed in arbitrary chunks, into (offset, line) pairs.
 
     ``base`` is added to every offset: grep counts from where it started reading,
-    which for a piece of a file is the piece's start.
+    which for a piece of a file is the piece's start. A line that is not grep's
+    (``OFFSET:`` missing) goes to ``other_line``, which may move ``base`` or set
+    ``ended``; after ``ended`` nothing more is split, and the bytes not yet
+    split are ``unsplit``.
     """
 
     def __init__(self, base: int = 0) -> None:
-        self._pending = b""
-        self._base = base
+        self.unsplit = b""
+        self.base = base
+        self.ended = False
 
     def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
         """Complete ``(offset, line)`` pairs in the bytes so far; lines keep their newline."""
-        data = self._pending + chunk
-        end = data.rfind(b"\n") + 1
-        self._pending = data[end:]
+        data = self.unsplit + chunk if self.unsplit else chunk
         out = []
         start = 0
-        while start < end:
-            stop = data.index(b"\n", start) + 1  # not splitlines(): a line may hold \r
+        # not splitlines(): a line may hold \r
+        while not self.ended and (stop := data.find(b"\n", start) + 1):
             offset, colon, line = data[start:stop].partition(b":")
             if colon and offset.isdigit():
-                out.append((self._base + int(offset), line))
+                out.append((self.base + int(offset), line))
+            else:
+                self.other_line(data[start:stop])
             start = stop
+        self.unsplit = data[start:]
         return out
+
+    def other_line(self, line: bytes) -> None:
+        """A line without grep's ``OFFSET:``: none comes from grep itself."""
 
 
 async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: asyncio.Queue) -> None:

@@ -10,14 +10,13 @@ import signal
 import pytest
 
 from tests.corpus import verl_log
-from tests.sshd import Sshd
+from tests.sshd import Sshd, processes_mentioning
 from tui.feed import Feed
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES
 from tests.waiting import until
 from tui.sources.base import Lines, SourceError, Status
 from tui.sources.local_file import LocalFile
-from tui.sources.ssh import remote_commands
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
 
@@ -57,19 +56,15 @@ async def test_pieces_small_enough_to_cut_every_few_steps_change_nothing(client_
 async def test_the_box_cuts_at_line_starts_one_piece_per_cpu(client_home, tmp_path):
     log = tmp_path / "grpo.log"
     log.write_bytes(b"".join(b"line %d %s\n" % (i, b"x" * (i % 97)) for i in range(20000)))
-    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES, piece_bytes=4096)
     await source.connect()
-    try:
-        out = await source.run(remote_commands.plan(str(log), chunk_bytes=4096))
-    finally:
-        await source.close()
-    resume, cuts = out.splitlines()
-    assert resume == f"RESUME {log.stat().st_size}"
-    offsets = [int(cut) for cut in cuts.split()[1:]]
-    assert len(offsets) == min(os.cpu_count(), 8) - 1
+    plan = source._first.plan  # the plan the backfill is about to follow
+    await source.close()
+    assert plan.resume_at == log.stat().st_size
+    assert len(plan.cuts) == min(os.cpu_count(), 8) - 1
     data = log.read_bytes()
-    assert all(data[offset - 1:offset] == b"\n" for offset in offsets)
-    assert offsets == sorted(offsets)
+    assert all(data[offset - 1:offset] == b"\n" for offset in plan.cuts)
+    assert list(plan.cuts) == sorted(plan.cuts)
 
 
 async def test_a_box_with_eight_cpus_greps_eight_pieces_at_once(client_home, tmp_path):
@@ -172,3 +167,28 @@ async def test_a_drop_in_the_middle_of_a_piece_resumes_after_the_last_line_deliv
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await cut.source.close()
+
+
+async def test_a_backfill_cut_short_leaves_nothing_running_on_the_box(client_home, tmp_path):
+    # A box whose grep takes 30 s per piece: its pieces are still reading when we go.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    real_grep = shutil.which("grep")
+    (tools / "grep").write_text('#!/bin/sh\ncase " $* " in *" -F "*) sleep 30;; esac\n'
+                                f'exec {real_grep} "$@"\n')
+    (tools / "grep").chmod(0o755)
+    box = Sshd(tmp_path / "sshd", [client_home.public_key],
+               env={"PATH": f"{tools}:/usr/bin:/bin", "OMP_NUM_THREADS": "4"}).start()
+    try:
+        client_home.add_host("slow-grep", box.port)
+        client_home.trust(box.known_hosts_line())
+        log = tmp_path / "grpo.log"
+        shutil.copy(verl_log("032"), log)
+        source = RemoteLog(RemoteTarget("slow-grep", str(log)), NEEDLES, piece_bytes=4096)
+        await source.connect()
+        assert len(source._first.plan.cuts) == 3  # four pieces under way
+        assert processes_mentioning(str(log))
+        await source.close()
+        await until(lambda: not processes_mentioning(str(log)), 5)
+    finally:
+        box.stop()

@@ -1,9 +1,13 @@
 """Every shell script rlwatch runs on the training box, each built with ``shlex.quote``.
 
-All of them only read. The follower is wrapped so that it dies with the SSH
-channel: ``tail -F`` idles until the log grows, so it would not notice a
-closed pipe; the script waits on stdin, which reaches EOF when the channel
-closes (or the client dies), and then kills it.
+All of them only read. Scripts that start several processes or loop run
+under ``sh -c`` with the log's path as ``$1``, so they mean the same whatever
+the user's login shell is (zsh, say, does not split ``$cuts`` into words).
+The follower and the backfill are wrapped so that they die with the SSH
+channel: ``tail -F`` idles until the log grows and a buffered grep writes
+nothing until its piece ends, so neither would notice a closed pipe; a
+watcher waits on stdin, which reaches EOF when the channel closes (or the
+client dies), and then ends them.
 """
 
 from __future__ import annotations
@@ -11,82 +15,123 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from tui.sources.grep_filter import DD_CAN_CUT, bounded, grep_stdin
+from tui.sources.grep_filter import DD_CAN_CUT, grep_stdin
 
 # The same sniff as local discovery (tui/sources/discovery.py): a verl step line.
 STEP_LINE_ERE = r"(^|[^[:alnum:]_/])step:[0-9]+ - [^[:space:]:]+:"
 SNIFF_BYTES = 4 * 1024 * 1024
+# How far back from the end the box looks for the last whole line.
+_WINDOW = 1 << 20
+# What a piece's grep output may reach while it waits for the pieces before it
+# to be sent (each piece but the first is held in memory by dd until then).
+_PIECE_BUFFER = "16M"
+
+# $1: the log, $2: where to start. Prints RESUME <end of the last whole line>,
+# CUTS <line starts>..., then every piece's grep -b output followed by
+# END <grep's status>, piece after piece, then REST <n> and the n bytes from
+# RESUME to the size seen at the start (the line still being written).
+_BACKFILL = r"""f=$1 a=$2 w=@WINDOW@
+s=$(stat -c %s -- "$f") || exit 3
+[ "$s" -lt "$w" ] && w=$s
+win() { tail -c +$((s - w + 1)) -- "$f" | head -c "$w"; }
+if [ "$s" -eq 0 ] || [ "$(win | tail -c 1 | od -An -tx1 | tr -d ' \n')" = 0a ]; then r=$s
+else o=$(win | LC_ALL=C grep -a -b '' | tail -n 1 | cut -d: -f1); r=$((s - w + o)); fi
+echo "RESUME $r"
+k=$(nproc 2>/dev/null || echo 1); [ "$k" -gt 8 ] && k=8
+{ @DD_CAN_CUT@ && dd if=/dev/null of=/dev/null iflag=fullblock 2>/dev/null; } || k=1
+m=$(((r - a) / @CHUNK@)); [ "$m" -lt "$k" ] && k=$m
+c= i=1
+while [ "$i" -lt "$k" ]; do
+  b=$((a + (r - a) * 2 * i / (2 * k + 1)))
+  n=$(tail -c +$((b + 1)) -- "$f" | head -c @WINDOW@ | head -n 1 | wc -c)
+  [ "$n" -lt @WINDOW@ ] && c="$c $((b + n))"
+  i=$((i + 1))
+done
+echo "CUTS$c"
+exec 3<&0
+{ cat <&3 >/dev/null; kill 0; } >/dev/null 2>&1 &
+piece() {
+  if [ -n "$2" ]; then
+    dd if="$f" bs=1M skip="$1" count=$(($2 - $1)) iflag=skip_bytes,count_bytes 2>/dev/null | @GREP@
+  else { dd bs=1 skip="$1" count=0 2>/dev/null; @GREP@; } <"$f"; fi
+  echo "END $?"
+}
+pieces() {
+  if [ $# -gt 1 ]; then
+    x=$1 y=$2; shift
+    pieces "$@" | dd bs=@BUFFER@ iflag=fullblock 2>/dev/null | { piece "$x" "$y"; cat; }
+  else piece "$1" ""; fi
+}
+pieces "$a" $c
+echo "REST $((s - r))"
+tail -c +$((r + 1)) -- "$f" | head -c $((s - r))
+"""
+
+
+_DISCOVER = r"""p=$1
+if [ -f "$p" ] && [ -r "$p" ]; then echo FILE
+@THEN@
+elif [ -f "$p" ]; then echo DENIED
+elif [ -d "$p" ]; then
+  if [ -r "$p" ] && [ -x "$p" ]; then echo DIR
+    find "$p" -maxdepth 3 -type f \( -name '*.log' -o -name '*.out' -o -name '*.txt' \) -exec sh -c @PER_FILE@ sh {} + 2>/dev/null
+  else echo DENIED; fi
+else echo MISSING; fi
+"""
 
 
 def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) -> str:
     """One round trip: is ``path`` a file or a directory (its candidate logs)?
 
-    Prints ``FILE`` and then what ``plan`` prints, so a file target's backfill
-    starts in the same round trip; or ``MISSING``, ``DENIED``, or ``DIR``
-    followed by one ``<mtime> <has-steps> <path>`` record per candidate log
-    (depth ≤ 3), each ended by a NUL, since a file name may hold a newline.
+    Prints ``FILE`` and then, given ``needles``, what ``backfill`` prints, so a
+    file target's backfill runs in the same round trip; or ``MISSING``,
+    ``DENIED``, or ``DIR`` followed by one ``<mtime> <has-steps> <path>`` record
+    per candidate log (depth ≤ 3), each ended by a NUL, since a file name may
+    hold a newline.
     """
-    p = shlex.quote(path)
     sniff = (f"{{ head -c {SNIFF_BYTES} \"$f\"; tail -c {SNIFF_BYTES} \"$f\"; }} 2>/dev/null "
              f"| LC_ALL=C grep -aqE {shlex.quote(STEP_LINE_ERE)}")
     per_file = f"for f; do if {sniff}; then s=1; else s=0; fi; " \
                "printf '%s %s %s\\0' \"$(stat -c %Y -- \"$f\")\" \"$s\" \"$f\"; done"
-    return (f"p={p}; "
-            "if [ -f \"$p\" ]; then if [ -r \"$p\" ]; then echo FILE; "
-            f"{_plan_script('$p', needles, chunk_bytes)}; else echo DENIED; fi; "
-            "elif [ -d \"$p\" ]; then if [ -r \"$p\" ] && [ -x \"$p\" ]; then echo DIR; "
-            "find \"$p\" -maxdepth 3 -type f \\( -name '*.log' -o -name '*.out' -o -name '*.txt' \\) "
-            f"-exec sh -c {shlex.quote(per_file)} sh {{}} + 2>/dev/null; else echo DENIED; fi; "
-            "else echo MISSING; fi")
+    then = f'set -- "$p" 0\n{_backfill_script(needles, chunk_bytes)}' if needles else ":"
+    script = _DISCOVER.replace("@PER_FILE@", shlex.quote(per_file)).replace("@THEN@", then)
+    return _sh(script, path)
 
 
-def plan(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20, start: int = 0) -> str:
-    """How to backfill ``path`` from ``start``: ``RESUME <offset>`` then ``CUTS <offset>...``,
-    then the last piece's ``grep -b`` output (``grep_piece``) when ``needles`` are given.
+def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, start: int = 0) -> str:
+    """The backfill of ``path`` from ``start``, in one channel and one round trip.
 
-    RESUME is the end of the last whole line present now: a line still being
-    written is left to the follower, which starts there, so it is read once and
-    whole. Only the last MiB is read to find it (``tail -c +N`` seeks). CUTS
-    split ``[start, RESUME)`` at line starts into one piece per CPU of the box (at
-    most 8, each at least ``chunk_bytes``), so that several greps filter the
-    log at once: a multi-pattern grep is CPU-bound, and training boxes have
-    cores to spare. The last piece is read by grep straight from the file and
-    the others through a pipe, which costs grep half as much again per byte,
-    so the last piece is made 1.5 times as long as the others. The last piece
-    runs in the same channel, so the longest grep starts first and costs no
-    round trip of its own.
+    Prints ``RESUME <offset>``: the end of the last whole line present now (a
+    line still being written is left to the follower, which starts there, so it
+    is read once and whole; only the last MiB is read to find it). Then
+    ``CUTS <offset>...``: line starts that split ``[start, RESUME)`` into one
+    piece per CPU of the box (at most 8, each at least ``chunk_bytes``), since a
+    multi-pattern grep is CPU-bound and training boxes have cores to spare.
+    Then every piece's ``grep -b`` output (offsets from the piece's start),
+    each followed by ``END <grep's status>``, in order: all pieces run at once,
+    the first streams, and each later one is held by ``dd`` until those before
+    it are sent. The last piece is read by grep straight from the file and the
+    others through a pipe, which costs grep half as much again per byte, so
+    the last piece is 1.5 times as long as the others. Last, ``REST <n>`` and
+    the n bytes from RESUME to the size seen at the start, for a reader that
+    does not follow.
+
+    All in one channel because each channel costs the box a login shell, and
+    training boxes' shell start-up files (conda, pyenv, modules) can take a
+    good part of a second.
     """
-    return f"p={shlex.quote(path)}; {_plan_script('$p', needles, chunk_bytes, int(start))}"
+    return _sh(_backfill_script(needles, chunk_bytes), path, str(int(start)))
 
 
-def _plan_script(var: str, needles: Sequence[bytes], chunk_bytes: int, start: int = 0,
-                 window: int = 1 << 20) -> str:
-    return (f"f=\"{var}\"; a={int(start)}; s=$(stat -c %s -- \"$f\") || exit 3; "
-            f"w=$(( s < {window} ? s : {window} )); "
-            "win() { tail -c +$(( s - w + 1 )) -- \"$f\" | head -c \"$w\"; }; "
-            "if [ \"$s\" -eq 0 ] || [ \"$(win | tail -c 1 | od -An -tx1 | tr -d ' \\n')\" = 0a ]; "
-            "then r=$s; else o=$(win | LC_ALL=C grep -a -b '' | tail -n 1 | cut -d: -f1); "
-            "r=$(( s - w + o )); fi; echo \"RESUME $r\"; "
-            f"k=$(nproc 2>/dev/null || echo 1); [ \"$k\" -gt 8 ] && k=8; {DD_CAN_CUT} || k=1; "
-            f"m=$(( (r - a) / {int(chunk_bytes)} )); [ \"$m\" -lt \"$k\" ] && k=$m; "
-            "c=CUTS; i=1; while [ \"$i\" -lt \"$k\" ]; do b=$(( a + (r - a) * 2 * i / (2 * k + 1) )); "
-            f"n=$(tail -c +$(( b + 1 )) -- \"$f\" | head -c {window} | head -n 1 | wc -c); "
-            f"[ \"$n\" -lt {window} ] && c=\"$c $(( b + n ))\"; i=$(( i + 1 )); done; echo \"$c\""
-            + (f"; for l in $c; do :; done; [ \"$l\" = CUTS ] && l=$a; "
-               f"{{ dd bs=1 skip=\"$l\" count=0 2>/dev/null; {grep_stdin(needles)}; }} < \"$f\""
-               if needles else ""))
+def _backfill_script(needles: Sequence[bytes], chunk_bytes: int) -> str:
+    return (_BACKFILL.replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
+            .replace("@DD_CAN_CUT@", DD_CAN_CUT).replace("@BUFFER@", _PIECE_BUFFER)
+            .replace("@GREP@", grep_stdin(needles)))
 
 
-def grep_piece_when_told(path: str, needles: Sequence[bytes]) -> str:
-    """``grep_piece`` for bounds that come later, as a ``<start> <end>`` line on stdin.
-
-    Opened while the box makes the plan, so a piece starts as soon as the plan
-    reaches the client instead of a channel's setup later. Anything but two
-    ascending numbers (or stdin closed: the piece was not needed) ends it.
-    """
-    return ("read s e || exit 0; case \"$s$e\" in ''|*[!0-9]*) exit 0;; esac; "
-            "[ \"$e\" -gt \"$s\" ] || exit 0; "
-            + bounded(shlex.quote(path), '"$s"', '"$(( e - s ))"') + " | " + grep_stdin(needles))
+def _sh(script: str, *args: str) -> str:
+    """``script`` run by ``sh`` with ``args`` as ``$1``…, whatever the login shell is."""
+    return " ".join(["sh", "-c", shlex.quote(script), "sh", *(shlex.quote(arg) for arg in args)])
 
 
 def read_range(path: str, start: int, end: int | None) -> str:

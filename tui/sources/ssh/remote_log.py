@@ -2,9 +2,9 @@
 
 Backfill without copying the log: ``grep -b`` runs on the box over the bytes
 present when we looked, in several pieces at once (one per CPU there), and
-sends back only the lines the scanner wants, with their offsets. Then
-``tail -F`` streams new bytes from there. The connection
-is shared by every command; when it drops, the source says so, reconnects
+sends back only the lines the scanner wants, with their offsets, all in one
+channel (``remote_commands.backfill``). Then ``tail -F`` streams new bytes
+from there. The connection is shared by every command; when it drops, the source says so, reconnects
 with backoff and resumes from the last byte it delivered, so nothing is lost
 or read twice.
 """
@@ -12,13 +12,12 @@ or read twice.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
-from tui.sources.grep_filter import drain, grep_piece, in_order, piece
+from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.target import RemoteTarget
 
@@ -45,8 +44,8 @@ class RemoteLog:
         self.run_dir = run_dir
         self._conn = None
         self._owns_connection = True
-        # The backfill's plan and first piece, started by connect() for a log file.
-        self._first: _FirstPiece | None = None
+        # The backfill connect() started for a log file, its plan read.
+        self._first: _Backfill | None = None
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -67,9 +66,8 @@ class RemoteLog:
     async def connect(self) -> str | None:
         """Connect, and find the log when the target is a run directory (one round trip).
 
-        For a log file, the same round trip plans the backfill and starts its
-        last piece, which ``stream`` then reads; a second channel, opened
-        meanwhile, waits to be told the bounds of the first piece.
+        For a log file, the same round trip runs the whole backfill, which
+        ``stream`` then reads.
         """
         import asyncssh
 
@@ -82,27 +80,19 @@ class RemoteLog:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
 
     async def _discover(self) -> str | None:
-        spare = (asyncio.create_task(self._open(
-            remote_commands.grep_piece_when_told(self.target.path, self.prefilter)))
-            if self.prefilter else None)
+        process = await self._open(
+            remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
         try:
-            process = await self._open(
-                remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
             head = (await process.stdout.readline()).strip()
             if head == b"FILE":
-                self._first = await _FirstPiece.read(process, self.label,
-                                                     await spare if spare else None)
-                spare = None
+                if self.prefilter:
+                    self._first = await _Backfill.read(process, self.label)
+                    process = None  # stream() reads on
                 return None
-            try:
-                rest = (await process.stdout.read()).decode("utf-8", "replace")
-            finally:
-                process.close()
+            rest = (await process.stdout.read()).decode("utf-8", "replace")
         finally:
-            if spare is not None:
-                spare.cancel()
-                with contextlib.suppress(asyncio.CancelledError, _Dropped):
-                    (await spare).close()
+            if process is not None:
+                process.close()
         if head == b"MISSING":
             raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
         if head != b"DIR":
@@ -133,11 +123,11 @@ class RemoteLog:
     def use_log(self, log: str) -> None:
         """``--log``: a file inside the run directory (or an absolute path) instead of discovery."""
         self.path = log if log.startswith("/") else f"{self.target.path.rstrip('/')}/{log}"
-        self._drop_first_piece()
+        self._drop_first_backfill()
 
-    def _drop_first_piece(self) -> None:
+    def _drop_first_backfill(self) -> None:
         if self._first is not None:
-            self._first.close()
+            self._first.process.close()
             self._first = None
 
     async def run(self, command: str, binary: bool = False):
@@ -177,7 +167,7 @@ class RemoteLog:
                         yield status
             if not follow:
                 return
-        self._drop_first_piece()
+        self._drop_first_backfill()
         while True:
             try:
                 async for event in self._read_from(offset, follow):
@@ -212,66 +202,44 @@ class RemoteLog:
             return
 
     async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data]:
-        """Lines of ``[start, RESUME)`` matching the prefilter, in order, from one grep per
-        piece (always at least one event, to say where RESUME is); without ``follow``,
-        then the bytes from RESUME to the end, fetched meanwhile.
+        """Lines of ``[start, RESUME)`` matching the prefilter, in order, as the box's
+        pieces send them (always at least one event, to say where RESUME is);
+        without ``follow``, then the bytes from RESUME to the end seen then.
 
-        The last piece comes on the channel that made the plan. A connection
-        lost on the way raises ``_Dropped``.
+        A connection lost on the way raises ``_Dropped``.
         """
         import asyncssh
 
-        first, self._first = self._first, None  # connect()'s plan, for a backfill from 0
-        if first is None:
-            plan_channel = await self._open(remote_commands.plan(self.path, self.prefilter,
-                                                                 self.piece_bytes, start))
-            try:
-                first = await _FirstPiece.read(plan_channel, self.label)
-            except (OSError, asyncssh.Error) as error:
-                raise _Dropped(str(error)) from None
-        plan = first.plan
-        starts = [start, *plan.cuts]
-        queues = [asyncio.Queue() for _ in starts]
-        readers = [asyncio.create_task(piece(queue, self._grep_piece(
-                       begin, end, plan.resume_at, queue, first.spare if i == 0 else None)))
-                   for i, (begin, end, queue) in enumerate(zip(starts, plan.cuts, queues))]
-        if not plan.cuts and first.spare is not None:
-            first.spare.close()  # one piece: the plan's own channel has it
-        readers.append(asyncio.create_task(
-            piece(queues[-1], _read_piece(first.process, starts[-1], plan.resume_at, queues[-1]))))
-        rest = None if follow else asyncio.create_task(self._read_to_end(plan.resume_at))
-        said = False
+        backfill, self._first = self._first, None  # connect()'s, for a backfill from 0
         try:
-            async for batch in in_order(queues):
-                said = True
-                yield Lines(batch, plan.resume_at)
+            if backfill is None:
+                backfill = await _Backfill.read(await self._open(remote_commands.backfill(
+                    self.path, self.prefilter, self.piece_bytes, start)), self.label)
+            resume_at = backfill.plan.resume_at
+            output = PiecesOutput([start, *backfill.plan.cuts])
+            said = False
+            while not output.ended:
+                chunk = await backfill.process.stdout.read(_CHUNK)
+                if not chunk:
+                    raise _Dropped("the backfill on the box ended before its last piece")
+                if lines := [(offset, line) for offset, line in output.feed(chunk) if offset < resume_at]:
+                    said = True
+                    yield Lines(lines, resume_at)
             if not said:
-                yield Lines([], plan.resume_at)
-            if rest is not None and (data := await rest):
-                yield Data(plan.resume_at, data)
+                yield Lines([], resume_at)
+            if not follow and (rest := await _read_rest(backfill.process, output.unsplit)):
+                yield Data(resume_at, rest)
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
         finally:
-            for task in [*readers, *([rest] if rest else [])]:
-                task.cancel()
-            await asyncio.gather(*readers, *([rest] if rest else []), return_exceptions=True)
-
-    async def _grep_piece(self, start: int, end: int, resume_at: int, queue: asyncio.Queue,
-                          waiting=None) -> None:
-        """Grep ``[start, end)`` on a new channel, or on ``waiting`` (``grep_piece_when_told``)."""
-        if waiting is not None:
-            waiting.stdin.write(b"%d %d\n" % (start, end))
-            waiting.stdin.write_eof()
-            process = waiting
-        else:
-            process = await self._open(grep_piece(self.path, self.prefilter, start, end))
-        await _read_piece(process, start, resume_at, queue)
+            if backfill is not None:
+                backfill.process.close()
 
     async def _read_from(self, offset: int, follow: bool) -> AsyncIterator[SourceEvent]:
         import asyncssh
 
         if not follow:
-            if rest := await self._read_to_end(offset):
+            if rest := await self.run(remote_commands.read_range(self.path, offset, None), binary=True):
                 yield Data(offset, rest)
             return
         try:
@@ -323,11 +291,9 @@ class RemoteLog:
             return b""
         return await self.run(remote_commands.read_range(self.path, start, end), binary=True)
 
-    async def _read_to_end(self, start: int) -> bytes:
-        return await self.run(remote_commands.read_range(self.path, start, None), binary=True)
 
     async def close(self) -> None:
-        self._drop_first_piece()
+        self._drop_first_backfill()
         if not self._owns_connection:  # the other source closes it; a reconnect makes our own
             self._conn, self._owns_connection = None, True
         if self._conn is not None:
@@ -339,20 +305,20 @@ class RemoteLog:
             self._conn = None
 
 
-async def _read_piece(process, base: int, resume_at: int, queue: asyncio.Queue) -> None:
-    """``drain`` a remote piece's grep output, then close its channel.
-
-    grep ends with status 0 or 1 (nothing matched); a channel closed without
-    a status, or by a signal, was cut short: the connection went, or sshd
-    killed the session.
-    """
-    try:
-        await drain(process.stdout, base, resume_at, queue)
+async def _read_rest(process, start: bytes) -> bytes:
+    """The ``REST <n>`` section that ends a backfill's output (``start``: its bytes read so far)."""
+    rest = start
+    while b"\n" not in rest and (chunk := await process.stdout.read(_CHUNK)):
+        rest += chunk
+    header, _, rest = rest.partition(b"\n")
+    size = int(header[5:]) if header[:5] == b"REST " and header[5:].isdigit() else -1
+    while 0 <= len(rest) < size and (chunk := await process.stdout.read(size - len(rest))):
+        rest += chunk
+    if len(rest) < size:  # the log shrank meanwhile (the script still ends well), or we were cut off
         await process.wait_closed()
-        if process.returncode not in (0, 1):
-            raise _Dropped("grep on the box stopped before the end of its piece")
-    finally:
-        process.close()
+    if size < 0 or (len(rest) < size and process.returncode != 0):
+        raise _Dropped("the backfill on the box ended before the end of the log")
+    return rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,32 +330,42 @@ class _Plan:
 
 
 @dataclass(frozen=True, slots=True)
-class _FirstPiece:
-    """The plan, the channel that goes on with the last piece's grep output, and a
-    channel waiting for the bounds of the first piece (``grep_piece_when_told``)."""
+class _Backfill:
+    """A backfill under way on the box: its plan, and the channel its pieces come on."""
 
     plan: _Plan
     process: object
-    spare: object | None = None
-
-    def close(self) -> None:
-        for process in (self.process, self.spare):
-            if process is not None:
-                process.close()
 
     @classmethod
-    async def read(cls, process, label: str, spare=None) -> _FirstPiece:
+    async def read(cls, process, label: str) -> _Backfill:
         """Read the ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s output."""
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
         if (resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
                 or cuts[:1] != [b"CUTS"] or not all(cut.isdigit() for cut in cuts[1:])):
-            for channel in (process, spare):
-                if channel is not None:
-                    channel.close()
+            process.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:])), process, spare)
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:])), process)
+
+
+class PiecesOutput(GrepOutput):
+    """The backfill's output after its plan: each piece's ``grep -b`` lines (offsets from
+    the piece's start) and then ``END <grep's status>``, piece after piece."""
+
+    def __init__(self, starts: Sequence[int]) -> None:
+        super().__init__(base=starts[0])
+        self._next_starts = list(starts[1:])
+
+    def other_line(self, line: bytes) -> None:
+        # grep ends with status 0, or 1 when nothing matched; anything else (a
+        # signal, a read error) cut the piece short.
+        if line not in (b"END 0\n", b"END 1\n"):
+            raise _Dropped("grep on the box stopped before the end of its piece")
+        if self._next_starts:
+            self.base = self._next_starts.pop(0)
+        else:
+            self.ended = True
 
 
 class _Dropped(Exception):
