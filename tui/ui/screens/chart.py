@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.color import Color
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual_plotext import Plot, PlotextPlot
 
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
@@ -28,6 +28,7 @@ from tui.rules.findings import CRITICAL
 from tui.ui.format import format_exact
 from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.run_context import RunContext, run_context
+from tui.ui.widgets.key_bar import KeyBar
 
 # How often a chart of a live run looks for new points.
 FOLLOW_SECONDS = 1.0
@@ -103,7 +104,7 @@ class ChartScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="title")
         yield PlotextPlot()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self._draw()

@@ -7,16 +7,16 @@ import asyncio
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 
-from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.accelerators import AcceleratorHistory
+from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding
 from tui.ui.health import active_on, run_state
 from tui.ui.run_context import run_context
 from tui.ui.screens.help import PANEL_GUIDE
 from tui.ui.widgets.accelerator_strip import AcceleratorStrip
+from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.metric_grid import MetricGrid
 from tui.ui.widgets.metric_panel import MetricPanel
 from tui.ui.widgets.run_header import RunHeader, StatusKind
@@ -40,7 +40,7 @@ class DashboardScreen(Screen):
         yield self.header
         yield self.grid
         yield self.accelerators
-        yield Footer()
+        yield KeyBar()
 
     async def show_model(self) -> None:
         """Redraw from the model, yielding between panels.

@@ -7,10 +7,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from tui.rules.findings import CRITICAL, Finding
 from tui.ui.health import STATE_MARK
+from tui.ui.widgets.key_bar import KeyBar
 
 
 class FindingsScreen(Screen[None]):
@@ -33,7 +34,7 @@ class FindingsScreen(Screen[None]):
                                       "repeated hits of a rule are one row"), id="title")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static(id="detail")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -18,10 +18,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from tui.model.accelerators import AcceleratorHistory, HostStatus
 from tui.parsers.smi.records import AcceleratorSample
+from tui.ui.widgets.key_bar import KeyBar
 
 # Readings come every 2 s; the table looks this often whether they changed.
 REFRESH_SECONDS = 2.0
@@ -83,7 +84,7 @@ class ProcessesScreen(Screen[None]):
                                       "reading of every host"), id="title")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static(id="note")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("host", "device", "pid", "process", "memory")

@@ -7,7 +7,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from tui.ui.widgets.key_bar import KeyBar
 
 
 class ReportScreen(Screen[None]):
@@ -25,7 +27,7 @@ class ReportScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Content(self.text), id="report")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from tui.model.aliases import STEP_TIME
 from tui.rules.findings import CRITICAL, Finding
@@ -25,6 +25,7 @@ from tui.ui.format import format_exact, format_number
 from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
+from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.phase_bar import PhaseBar
 from tui.ui.widgets.step_dumps import StepDumps
 from tui.ui.widgets.step_log import StepLog
@@ -81,7 +82,7 @@ class StepDetailScreen(Screen[None]):
                 yield StepLog()
             with TabPane("Dumps", id="dumps"):
                 yield StepDumps()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.show_step(self.step)

@@ -6,10 +6,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from tui.ui.run_context import run_context
 from tui.ui.screens.goto_step import GoToStepScreen
+from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.step_table import StepTable
 
 # How often the table looks for new steps and findings: a check of two
@@ -53,7 +54,7 @@ class StepsScreen(Screen[None]):
         yield Static(id="title")
         yield StepTable(run_context(self).model)
         yield FilterInput(placeholder="filter: rule id, crit, warn, ok or a metric (empty: all)")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self._sync()
