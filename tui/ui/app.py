@@ -13,6 +13,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.driver import Driver
 from textual.theme import Theme
+from textual.timer import Timer
 
 from tui.accelerator_feed import feed_accelerators, runner_for_host, runner_for_source
 from tui.alerts import CriticalAlerts, run_hook
@@ -38,7 +39,9 @@ from tui.ui.screens.steps import StepsScreen
 from tui.ui.terminal import TerminalExtras, rlwatch_driver
 
 # Redraw at most this often: a backfill folds hundreds of chunks a second and
-# drawing each would spend the time the scanner needs.
+# drawing each would spend the time the scanner needs. Redraws are scheduled
+# when something changed, not polled for: an idle dashboard left open for days
+# wakes only for its clock and the accelerator readings.
 REDRAW_SECONDS = 0.1
 # And wait this many times as long as the last redraw took before the next:
 # on a 100k-step run a redraw costs a few hundred milliseconds, and redrawing
@@ -109,6 +112,7 @@ class RlwatchApp(App[None]):
         self._dirty = False
         self._drawing = False
         self._next_redraw_at = 0.0
+        self._redraw_timer: Timer | None = None
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, writing the title and, if asked, only ASCII."""
@@ -125,7 +129,8 @@ class RlwatchApp(App[None]):
         self.push_screen(self.dashboard)
         if self.note:
             self.dashboard.show_status(self.note)
-        self.set_interval(REDRAW_SECONDS, self._redraw)
+        self.set_interval(JUDGE_IDLE_SECONDS, self._judge_soon)
+        self._wake()  # the first judgement, data or not
         self.run_worker(self._follow(), name="feed", group="feed")
         self.run_worker(self._follow_logger_files(), group="logger-files")
         if self.watch_accelerators:
@@ -148,6 +153,7 @@ class RlwatchApp(App[None]):
 
     def _accelerators_changed(self) -> None:
         self._accelerators_dirty = True
+        self._wake()
 
     async def _follow(self) -> None:
         try:
@@ -179,22 +185,38 @@ class RlwatchApp(App[None]):
 
     def _model_changed(self) -> None:
         self._dirty = True
+        self._wake()
 
     def _source_event(self, event: Status | Reset) -> None:
         if isinstance(event, Reset):
             self.alerts.reset()
             self._dirty = True  # the model is empty now; show that before it refills
+            self._wake()
             self.dashboard.show_status(event.reason, "notice")
         else:
             self.dashboard.show_status(event.text, "ok" if event.ok else "error")
 
+    def _wake(self) -> None:
+        """Have ``_redraw`` run once, soon: after REDRAW_SECONDS, or the back-off after a
+        slow redraw (one that is drawing now schedules the next itself)."""
+        if self._redraw_timer is None and not self._drawing:
+            delay = max(REDRAW_SECONDS, self._next_redraw_at - time.monotonic())
+            self._redraw_timer = self.set_timer(delay, self._redraw)
+
+    def _judge_soon(self) -> None:
+        """The rules again even when no byte arrives: a run that stops writing is exactly
+        the one the stalled rule is for."""
+        self._judged_at = 0.0
+        self._wake()
+
     async def _redraw(self) -> None:
+        self._redraw_timer = None
         if self._accelerators_dirty:
             self._accelerators_dirty = False
             self.dashboard.accelerators.show()
         started = time.monotonic()
         judgement_due = started - self._judged_at > JUDGE_IDLE_SECONDS
-        if (not self._dirty and not judgement_due) or self._drawing or started < self._next_redraw_at:
+        if not self._dirty and not judgement_due:
             return
         dirty, self._dirty, self._drawing = self._dirty, False, True
         try:
@@ -204,6 +226,9 @@ class RlwatchApp(App[None]):
         finally:
             self._drawing = False
             self._next_redraw_at = time.monotonic() + REDRAW_BACKOFF * (time.monotonic() - started)
+            # What changed while drawing, and a big backfill still being judged, come next.
+            if self._dirty or self._accelerators_dirty or self.engine.behind:
+                self._wake()
 
     def _judge(self) -> None:
         """Evaluate the rules, show the result, and announce new critical findings once."""

@@ -311,13 +311,15 @@ async def _read_rest(process, start: bytes) -> bytes:
     while b"\n" not in rest and (chunk := await process.stdout.read(_CHUNK)):
         rest += chunk
     header, _, rest = rest.partition(b"\n")
-    size = int(header[5:]) if header[:5] == b"REST " and header[5:].isdigit() else -1
-    while 0 <= len(rest) < size and (chunk := await process.stdout.read(size - len(rest))):
+    if header[:5] != b"REST " or not header[5:].isdigit():
+        raise _Dropped("the backfill on the box ended before the end of the log")
+    size = int(header[5:])
+    while len(rest) < size and (chunk := await process.stdout.read(size - len(rest))):
         rest += chunk
     if len(rest) < size:  # the log shrank meanwhile (the script still ends well), or we were cut off
         await process.wait_closed()
-    if size < 0 or (len(rest) < size and process.returncode != 0):
-        raise _Dropped("the backfill on the box ended before the end of the log")
+        if process.returncode != 0:
+            raise _Dropped("the backfill on the box ended before the end of the log")
     return rest
 
 
