@@ -88,6 +88,20 @@ def test_stalled_only_when_quiet_for_long_and_not_finished():
     assert "stalled" not in findings_of(model, now=1000.0 + 10_000)
 
 
+def test_one_engine_judges_stalled_by_the_step_times_as_they_are_now():
+    engine = RuleEngine(load_rules())
+    model = RunModel()
+    steps(model, [(s, {"timing_s/step": 200.0}) for s in range(1, 11)], at=1000.0)
+    model.note_write(1000.0)
+    stalled = lambda now: [f for f in engine.evaluate(model, now) if f.rule == "stalled"]  # noqa: E731
+    assert stalled(1000.0 + 1001) and stalled(1000.0 + 1001)  # 5 x 200 s, judged twice alike
+    steps(model, [(s, {"timing_s/step": 400.0}) for s in range(11, 31)], at=1000.0)  # steps grew slower
+    assert not stalled(1000.0 + 1001)  # the typical step is 400 s now: 2,000 s to call it stalled
+    for step in range(11, 31):  # rewritten points count too (a resumed run re-did them fast)
+        model.series["timing_s/step"].set(step, 10.0)
+    assert stalled(1000.0 + 1001)  # typical 10 s: the 10-minute floor applies
+
+
 def test_rounded_zero_advantage_mean_is_not_a_dead_signal():
     model = RunModel()
     steps(model, [(s, {"critic/advantages/mean": 0.0, "critic/advantages/max": 0.8,

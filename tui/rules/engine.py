@@ -58,6 +58,9 @@ class RuleEngine:
         # True when the last evaluate ran out of its time budget before judging
         # every point: call again (the work done so far is kept).
         self.behind = False
+        # ((step-time series, its length, its rewrites), its median): a median of
+        # 100k steps costs tens of milliseconds, and an idle dashboard judges every 5 s.
+        self._typical: tuple[tuple[Series, int, int], float | None] | None = None
 
     def evaluate(self, model: RunModel, now: float, budget_s: float | None = None,
                  accelerators: AcceleratorHistory | None = None) -> list[Finding]:
@@ -81,13 +84,23 @@ class RuleEngine:
             elif rule.kind == "relation":
                 findings += _relation(rule, model)
             elif rule.kind == "stalled":
-                findings += _stalled(rule, model, now)
+                findings += _stalled(rule, model, now, self._step_seconds(model))
             elif rule.kind == "incident":
                 findings += _incidents(rule, model)
             elif rule.kind == "accelerator" and accelerators is not None:
                 findings += _accelerators(rule, accelerators, model.last_step)
         findings.sort(key=lambda f: f.severity != "critical")
         return findings
+
+    def _step_seconds(self, model: RunModel) -> float | None:
+        """``step_seconds``, worked out again only when the step-time series has changed."""
+        series, _ = model.series_for(STEP_TIME)
+        if series is None:
+            return step_seconds(model)
+        version = (series, len(series), series.rewrites)
+        if self._typical is None or self._typical[0] != version:
+            self._typical = (version, step_seconds(model))
+        return self._typical[1]
 
     def _judge_series(self, rule: RuleSpec, key: str, model: RunModel,
                       deadline: float | None) -> Finding | None:
@@ -170,10 +183,9 @@ def step_seconds(model: RunModel) -> float | None:
     return model.sec_per_it
 
 
-def _stalled(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
-    """No new step for ``factor`` × the median step time, in a run that has not finished."""
+def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None) -> list[Finding]:
+    """No new step for ``factor`` × the median step time (``typical``), in a run that has not finished."""
     last_seen = model.last_step_at
-    typical = step_seconds(model)
     if model.finished or last_seen is None or typical is None or model.last_step is None:
         return []
     quiet = now - last_seen
