@@ -96,3 +96,23 @@ def test_incidents_are_collected_in_order():
     model.apply([IncidentRecord("traceback", "Traceback (most recent call last):", 5),
                  IncidentRecord("cuda-oom", "CUDA out of memory", 9)], now=0)
     assert [i.kind for i in model.incidents] == ["traceback", "cuda-oom"]
+
+
+def test_every_step_holds_the_console_steps_and_those_only_other_loggers_have():
+    from tui.model.merge import Source
+
+    model = RunModel()
+    console = lambda *steps: model.apply(  # noqa: E731
+        [StepRecord(s, {"actor/pg_loss": 0.1}, s * 100, s * 100 + 99) for s in steps], now=1.0)
+    jsonl = lambda *steps: model.apply(  # noqa: E731
+        [StepRecord(s, {"actor/pg_loss": 0.2}, 0, 0) for s in steps], now=1.0, source=Source.JSONL)
+    console(1, 2)
+    assert model.every_step() is model.step_index.steps  # no merge while the console has them all
+    jsonl(2, 3, 5)
+    assert list(model.every_step()) == [1, 2, 3, 5]
+    console(3)  # the console catches up with step 3: still once
+    jsonl(4)
+    assert list(model.every_step()) == [1, 2, 3, 4, 5] and model.step_count == 5
+    model.reset()
+    jsonl(7)
+    assert list(model.every_step()) == [7]

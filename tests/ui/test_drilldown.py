@@ -367,3 +367,28 @@ async def test_a_100k_step_run_opens_as_fast_as_a_small_one(tmp_path):
         await pilot.press("left")
         await wait_for(pilot, lambda: "step 99999 =" in text_of(app.screen.query_one("#title")),
                        "the cursor moved", timeout=2)
+
+
+async def test_a_run_logging_only_to_the_file_logger_lists_and_opens_its_steps(tmp_path):
+    from tests.corpus import REPO
+
+    jsonl = tmp_path / "proj" / "exp.jsonl"
+    jsonl.parent.mkdir()
+    jsonl.write_bytes((REPO / "tests/fixtures/jsonl/v0.7.1_orjson.jsonl").read_bytes())
+    log = tmp_path / "train.log"  # trainer.logger=['file']: the console prints no step line
+    log.write_bytes(f"Creating file logger at {jsonl}\n".encode())
+    app = open_app(log)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 5, "the JSONL's five steps")
+        await open_steps(pilot, app)
+        await wait_for(pilot, lambda: table(app).row_count == 5, "five rows")
+        assert [table(app).step_at(row) for row in range(5)] == [4, 3, 2, 1, 0]
+        await go_to_step(pilot, app, 2)
+        detail = await open_detail(pilot, app, 2)
+        assert metric_cells(app, "actor/entropy")[1] == format_exact(
+            app.model.series["actor/entropy"].value_at(2))
+        await pilot.press("l")
+        await wait_for(pilot, lambda: "came from the file logger (JSONL)" in screen_text(app),
+                       "the log tab's note")
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: detail.step == 1, "the step before, from the JSONL too")

@@ -7,6 +7,7 @@ model stays testable and replayable.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 from tui.model.aliases import STEP_TIME, Concept
@@ -50,6 +51,8 @@ class RunModel:
         # Steps only the JSONL or event files have (a run logging with trainer.logger=['file']).
         self._logger_only_steps: set[int] = set()
         self._last_logger_step: int | None = None
+        # every_step()'s merge, with the step index and the sizes it was made from.
+        self._every_step: tuple[tuple[int, int, int], array] | None = None
         self.tqdm_sec_per_it = Series()
         self.progress: Progress | None = None
         self.announced_total: int | None = None
@@ -124,6 +127,19 @@ class RunModel:
     def step_count(self) -> int:
         """Distinct steps that carried metrics, in the console log or only in another logger's files."""
         return len(self.step_index) + len(self._logger_only_steps)
+
+    def every_step(self) -> array:
+        """Every step that carried metrics, ascending: the console log's and those only the
+        JSONL or event files have. The step index itself while there are none of the latter."""
+        if not self._logger_only_steps:
+            return self.step_index.steps
+        # The index only grows and a step leaves the set only by joining it, so the sizes
+        # change whenever the steps do (a reset makes a new index).
+        made_from = (id(self.step_index), len(self.step_index), len(self._logger_only_steps))
+        if self._every_step is None or self._every_step[0] != made_from:
+            merged = sorted({*self.step_index.steps, *self._logger_only_steps})
+            self._every_step = (made_from, array("q", merged))
+        return self._every_step[1]
 
     @property
     def last_step(self) -> int | None:

@@ -52,7 +52,7 @@ class RunCommands(Provider):
 
     async def search(self, query: str) -> Hits:
         app = self._app
-        step = landing_step(app.model.step_index.steps, int(query)) if query.strip().isdigit() else None
+        step = landing_step(app.model.every_step(), int(query)) if query.strip().isdigit() else None
         if step is not None:
             yield Hit(1.0, Content(f"step {step}"), partial(app.open_step, step), text=f"step {step}",
                       help="the step's detail")

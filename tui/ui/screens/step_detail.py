@@ -146,8 +146,8 @@ class StepDetailScreen(Screen[None]):
         return Content("\n").join(lines)
 
     def action_neighbour(self, direction: int) -> None:
-        """Move to the previous or next step of the log (skipping none, adding none)."""
-        steps = run_context(self).model.step_index.steps
+        """Move to the previous or next step of the run (skipping none, adding none)."""
+        steps = run_context(self).model.every_step()
         at = (bisect_left(steps, self.step) - 1 if direction < 0
               else bisect_right(steps, self.step))
         if 0 <= at < len(steps):
@@ -157,7 +157,7 @@ class StepDetailScreen(Screen[None]):
         self.app.push_screen(GoToStepScreen(run_context(self).model.last_step), self._go_to)
 
     def _go_to(self, step: int | None) -> None:
-        landed = None if step is None else landing_step(run_context(self).model.step_index.steps, step)
+        landed = None if step is None else landing_step(run_context(self).model.every_step(), step)
         if landed is not None:
             self.show_step(landed)
 

@@ -64,7 +64,7 @@ class StepsScreen(Screen[None]):
     def _sync(self, query: str | None = None) -> None:
         table = self.query_one(StepTable)
         table.sync(run_context(self).findings, query)
-        total = len(run_context(self).model.step_index)
+        total = run_context(self).model.step_count
         if table.query_text.strip():
             what = Content.assemble(f"{table.row_count} of {total} — filter ",
                                     (table.query_text, "bold"))

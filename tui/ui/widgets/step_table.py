@@ -106,7 +106,7 @@ class StepTable(ScrollView, can_focus=True):
 
     def _steps(self) -> array:
         """The steps shown, ascending: the first ``row_count`` of them, row 0 the last."""
-        return self.model.step_index.steps if self._filtered is None else self._filtered
+        return self.model.every_step() if self._filtered is None else self._filtered
 
     @property
     def row_count(self) -> int:
@@ -138,14 +138,14 @@ class StepTable(ScrollView, can_focus=True):
         """
         if query is not None:
             self.query_text = query
-        index = self.model.step_index
-        signature = (id(index), len(index), self.model.version, id(findings), self.query_text)
+        steps = self.model.every_step()
+        signature = (id(steps), len(steps), self.model.version, id(findings), self.query_text)
         if signature == self._synced:
             return
         self._synced = signature
         kept = self.cursor_step if self.cursor > 0 or query is not None else None
         self.findings = findings
-        self._filtered = (filter_steps(findings, self.query_text, index.steps)
+        self._filtered = (filter_steps(findings, self.query_text, steps)
                           if self.query_text.strip() else None)
         self._count = len(self._steps())
         self._columns = [(column, self.model.series_for(column.concept)[0]) for column in COLUMNS]
