@@ -70,16 +70,18 @@ def grep_piece(path: str, needles: Sequence[bytes], start: int, end: int | None)
     (``dd count=0`` on grep's own stdin) and read by grep directly; the
     others are cut out by ``dd`` in 1 MiB blocks and piped.
     """
+    return piece_command(shlex.quote(path), needles, str(int(start)),
+                         None if end is None else str(max(0, int(end) - int(start))))
+
+
+def piece_command(path: str, needles: Sequence[bytes], start: str, length: str | None) -> str:
+    """``grep_piece`` from shell words, already quoted (the box's backfill script passes
+    its variables): ``length`` bytes of ``path`` from ``start``, or to EOF when None."""
     grep = grep_stdin(needles)
-    if end is None:
-        return f"{{ dd bs=1 skip={int(start)} count=0 2>/dev/null; {grep}; }} < {shlex.quote(path)}"
-    return f"{bounded(shlex.quote(path), str(int(start)), str(max(0, int(end) - int(start))))} | {grep}"
-
-
-def bounded(path: str, start: str, length: str) -> str:
-    """The bytes ``[start, start + length)`` of ``path`` (shell words, already quoted)."""
+    if length is None:
+        return f"{{ dd bs=1 skip={start} count=0 2>/dev/null; {grep}; }} <{path}"
     return (f"dd if={path} bs=1M skip={start} count={length} iflag=skip_bytes,count_bytes "
-            "2>/dev/null")
+            f"2>/dev/null | {grep}")
 
 
 def piece_starts(resume_at: int, cpus: int, min_bytes: int) -> list[int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from tui.sources.grep_filter import DD_CAN_CUT, grep_stdin
+from tui.sources.grep_filter import DD_CAN_CUT, piece_command
 
 # The same sniff as local discovery (tui/sources/discovery.py): a verl step line.
 STEP_LINE_ERE = r"(^|[^[:alnum:]_/])step:[0-9]+ - [^[:space:]:]+:"
@@ -51,9 +51,8 @@ echo "CUTS$c"
 exec 3<&0
 { cat <&3 >/dev/null; kill 0; } >/dev/null 2>&1 &
 piece() {
-  if [ -n "$2" ]; then
-    dd if="$f" bs=1M skip="$1" count=$(($2 - $1)) iflag=skip_bytes,count_bytes 2>/dev/null | @GREP@
-  else { dd bs=1 skip="$1" count=0 2>/dev/null; @GREP@; } <"$f"; fi
+  if [ -n "$2" ]; then @PIECE_TO_END_OF_CUT@
+  else @PIECE_TO_EOF@; fi
   echo "END $?"
 }
 pieces() {
@@ -126,7 +125,8 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
 def _backfill_script(needles: Sequence[bytes], chunk_bytes: int) -> str:
     return (_BACKFILL.replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
             .replace("@DD_CAN_CUT@", DD_CAN_CUT).replace("@BUFFER@", _PIECE_BUFFER)
-            .replace("@GREP@", grep_stdin(needles)))
+            .replace("@PIECE_TO_END_OF_CUT@", piece_command('"$f"', needles, '"$1"', '"$(($2 - $1))"'))
+            .replace("@PIECE_TO_EOF@", piece_command('"$f"', needles, '"$1"', None)))
 
 
 def _sh(script: str, *args: str) -> str:
