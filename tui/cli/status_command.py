@@ -38,6 +38,7 @@ from tui.cli.status_state import (
 )
 from tui.cli.targets import OpenedTarget, open_target
 from tui.config import load_config
+from tui.feed import read_failure_blocks
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import CRITICAL, WARNING, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
@@ -82,6 +83,9 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
             state = StatusState(source.label)
         now = time.time()
         await read_new(source, state, context_steps(rules), now)
+        # Name a crash by its exception line: read its block once, keep what it says.
+        blocks = await read_failure_blocks(state.model(), source, state.read_to, follow=True)
+        state.keep(list(blocks), now, context_steps(rules))
         save_state(cache_dir, state)
     finally:
         await source.close()
