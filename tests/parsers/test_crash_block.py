@@ -84,7 +84,7 @@ def test_a_cpp_abort_is_named_by_its_what_line():
             "Fatal Python error: Aborted\n")
     block = block_of(text, kind="fatal-signal")
     assert block.exception.startswith("what():  [PG 0 Rank 3] Process group watchdog")
-    assert block.kind == "fatal-signal"
+    assert block.kind == "collective-timeout"  # the what() line says why it aborted
 
 
 def test_an_oom_under_a_wrapper_exception_makes_the_block_an_oom_and_names_the_cause():

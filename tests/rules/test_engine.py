@@ -62,8 +62,8 @@ def read_whole(prefix: str) -> RunModel:
 @pytest.mark.parametrize(("prefix", "kind", "exception"), [
     ("018", "oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.91 GiB"),
     ("021", "collective-timeout", "[E419 10:42:28.858931807 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog"),
-    ("008", "hydra-error", "RuntimeError: No backend type associated with device type cpu"),
-    ("009", "actor-died", "A worker died or was killed"),
+    ("008", "ray-error", "RuntimeError: No backend type associated with device type cpu"),
+    ("009", "actor-died", "ray.exceptions.ActorDiedError: The actor died unexpectedly"),
 ])
 def test_crashes_are_critical_and_name_what_failed(prefix, kind, exception):
     (crash,) = findings_of(read_whole(prefix))["crash"]
@@ -88,7 +88,8 @@ def test_failures_the_run_went_on_after_or_printed_after_its_end_are_warnings():
     # Two Ray workers segfaulted during step 210, and the run finished anyway.
     assert went_on.count == 2 and went_on.last_step == 209
     assert went_on.exception == "Fatal Python error: Segmentation fault"
-    assert "after the run printed its end" in after_end.message and after_end.count == 2
+    # Two raylet lines, one after the other: one burst of Ray tearing its workers down.
+    assert "after the run printed its end" in after_end.message and after_end.count == 1
 
 
 def steps(model: RunModel, points: list[tuple[int, dict]], at: float = 0.0) -> None:

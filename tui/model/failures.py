@@ -71,3 +71,17 @@ def group_failures(incidents: list[IncidentRecord], blocks: dict[int, CrashBlock
         block_end = block.end if block is not None else -1
         last_offset = incident.offset
     return failures
+
+
+def bursts(failures: tuple[Failure, ...] | list[Failure]) -> int:
+    """How many bursts ``failures`` (in log order) come in: a failure starting within
+    ``SAME_BLOCK_BYTES`` of the previous one's end, after the same step, is the same
+    event told again (a segfault's glog line, its dump, Python's last words)."""
+    count, previous_end, previous_step = 0, None, None
+    for failure in failures:
+        if (previous_end is None or failure.offset - previous_end > SAME_BLOCK_BYTES
+                or failure.step != previous_step):
+            count += 1
+        block_end = failure.block.end if failure.block is not None else failure.offset + 1
+        previous_end, previous_step = block_end, failure.step
+    return count

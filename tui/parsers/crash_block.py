@@ -32,24 +32,30 @@ from __future__ import annotations
 import re
 
 from tui.parsers import incidents
+from tui.parsers.incidents import EXCEPTION_LINE
 from tui.parsers.records import CrashBlock
 from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi
 from tui.parsers.verl_steps import find_step
 
-# ``RuntimeError: boom``, ``torch.OutOfMemoryError: CUDA out of memory…``,
-# ``ray.exceptions.RayTaskError(OutOfMemoryError): ray::…``, a bare
-# ``AssertionError``, ``KeyboardInterrupt``. Warnings (``UserWarning: …``) are
-# not exceptions.
-EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault|Timeout)"
-    r"|Error|Exception|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit)"
-    r"(?:\([\w.]+\))?(?::(?=\s|$)|\s*$)"
-)
 _HEADER = "Traceback (most recent call last)"
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 _IGNORED = ("Exception ignored in", "Exception ignored on")
+# A log record at error or warning level that says it caught something, on the
+# line before a traceback: the program logged the exception and went on
+# (asyncio's "Exception in callback", uvicorn's "Exception in ASGI
+# application", a server's "Method execution failed").
+_LOGGED = re.compile(r"\b(?:ERROR|WARNING|WARN|error|warning)\b.{0,120}?"
+                     r"(?:Exception in|exception was never retrieved|execution failed|[Ee]xception:)")
+# How many lines before a traceback may hold the log record that says it was caught
+# (asyncio logs "Exception in callback …", then "handle: <Handle …>", then the traceback).
+_BEFORE_LINES = 3
+_THREAD = "Exception in thread"
+# Lines that say what failed without Python's exception grammar: the
+# interpreter's own last words, a C++ abort's what().
+_STATEMENTS = ("what():", "Fatal Python error:")
+# Rich's boxed traceback (accelerate, typer): ``╭──── Traceback (most recent call last) ────╮``.
+_BOX = "╭│"
 # A tqdm bar at the start of a segment: ``desc:  5%|▌    | 1/20 [00:01<00:20, 1.2s/it]``.
 _BAR = re.compile(r"^[^|\n]{0,200}?\d{1,3}%\|[^|\n]{0,400}\|[^\[\n]{0,40}\[[^\]\n]{0,80}\]")
 # How far a block may go: long enough for any real traceback (Ray's nested
@@ -99,8 +105,12 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     to that end without its exception line is then left for later (None).
     """
     head = window[: max(0, marker - window_start)]
-    before = decode(head[head.rstrip(b"\r\n").rfind(b"\n") + 1:]) if head else ""
-    harmless = any(text.lstrip().startswith(_IGNORED) for _, text in _logical_lines(before))
+    before_lines = [decode(raw) for raw in head.rstrip(b"\r\n").split(b"\n")[-_BEFORE_LINES:]] if head else []
+    said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw)]
+    harmless = bool(said_before) and said_before[-1].startswith(_IGNORED) or (
+        kind == incidents.TRACEBACK and any(_LOGGED.search(text) for text in said_before))
+    # A thread's uncaught exception is announced on the line before its traceback.
+    thread = said_before[-1] if said_before and said_before[-1].startswith(_THREAD) else None
     body = window[max(0, marker - window_start):]
     prefix: str | None = None
     in_trace = kind in _OPENS_TRACEBACK
@@ -109,10 +119,13 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     exception = exception_at = None
     causes: list[tuple[str, str]] = []
     noise = foreign = 0
+    source_next = False
+    last_noise: tuple[str, int] | None = None
     position = end = marker  # ``end``: past the last line that belonged to the block
 
     def finish() -> CrashBlock:
-        return _block(marker, end, kind, exception, exception_at, causes, harmless)
+        named = exception if exception is not None or thread is None else thread
+        return _block(marker, end, kind, named, exception_at, causes, harmless)
 
     lines = body.split(b"\n")
     for number, raw_bytes in enumerate(lines[:_MAX_LINES]):
@@ -137,25 +150,50 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
             found = incidents.match_incident(stripped, line_start)
             if found is not None:
                 causes.append((found.kind, stripped))
-            if _HEADER in text or _FRAME.match(text):
+            if _FRAME.match(text):
+                in_trace, after_exception, noise, source_next = True, False, 0, True
+                end = min(position, window_start + len(window))
+                continue
+            if source_next:
+                # The line after a frame is its source line, even where a paste
+                # lost the indentation.
+                source_next = False
+                if not (stripped.startswith(_HEADER) or EXCEPTION_LINE.match(stripped)):
+                    end = min(position, window_start + len(window))
+                    continue
+            if stripped.startswith(_HEADER) or (stripped[:1] in _BOX and _HEADER in stripped):
                 in_trace, after_exception, noise = True, False, 0
             elif stripped.startswith(_CHAINED):
                 after_exception = False
-            elif stripped.startswith("what():"):
-                exception, exception_at, after_exception = stripped, line_start, True
+            elif stripped.startswith(_STATEMENTS):
+                if exception is None:  # an abort's what() says more than "Aborted" after it
+                    exception, exception_at = stripped, line_start
+                after_exception = True
             elif text[:1].isspace() or set(stripped) <= set("^~ "):
                 pass  # source lines, carets, an exception message's indented rest
             elif EXCEPTION_LINE.match(stripped):
-                exception, exception_at, after_exception = stripped, line_start, True
+                exception, exception_at = stripped, line_start
+                # Ray's ``RayTaskError(ValueError): ray::Actor.method() (pid=…)`` heads the
+                # remote traceback that follows it, header-less: its last line says more.
+                after_exception = "ray::" not in stripped
+                in_trace = in_trace or not after_exception
             elif number > 0 and (after_exception or not in_trace):
                 return finish()
             elif number > 0:
                 noise += 1
+                last_noise = (stripped, line_start)
                 if noise > _MAX_NOISE:
                     return finish()
+                end = min(position, window_start + len(window))
+                continue
+            last_noise = None
             end = min(position, window_start + len(window))
     if more_may_come and exception is None:
         return None
+    if exception is None and in_trace and last_noise is not None:
+        # A traceback cut off at the end of the log (a paste, a process killed
+        # mid-print): its last line is the nearest thing to what failed.
+        exception, exception_at = last_noise
     return finish()
 
 
@@ -163,16 +201,17 @@ def _block(marker: int, end: int, kind: str, exception: str | None, exception_at
            causes: list[tuple[str, str]], harmless: bool) -> CrashBlock:
     """Name the block by its exception line and its most telling cause.
 
-    A line in the block that says why a process died (out of memory, a
-    collective timeout, a signal, a kill) makes the block of that kind (a
-    RuntimeError raised because a worker ran out of memory is an OOM), and
-    that line is kept as the cause where the exception line does not say it.
+    The block is of the most specific kind any of its lines shows (a Hydra
+    error whose traceback ends in a dead actor is a dead actor; a RuntimeError
+    raised because a worker ran out of memory is an OOM); a line that says why
+    a process died is kept as the cause where the exception line does not say it.
     """
     cause_kind, cause = kind, ""
     for found_kind, line in causes:
-        if (found_kind in incidents.ROOT_CAUSES
-                and incidents.CAUSE_ORDER.index(found_kind) < incidents.CAUSE_ORDER.index(cause_kind)):
+        if incidents.CAUSE_ORDER.index(found_kind) < incidents.CAUSE_ORDER.index(cause_kind):
             cause_kind, cause = found_kind, line
+    if cause_kind not in incidents.ROOT_CAUSES:
+        cause = ""  # only a reason a process died is worth a line of its own
     text = exception if exception is not None else (cause or (causes[0][1] if causes else ""))
     said = incidents.match_incident(text, 0)
     if said is not None and said.kind == cause_kind:

@@ -21,6 +21,7 @@ from tui.parsers.text import PROCESS_PREFIX
 
 OOM = "oom"
 COLLECTIVE_TIMEOUT = "collective-timeout"
+DEVICE_ERROR = "device-error"
 ACTOR_DIED = "actor-died"
 RAY_ERROR = "ray-error"
 HYDRA_ERROR = "hydra-error"
@@ -30,6 +31,20 @@ TRACEBACK = "traceback"
 
 # A traceback frame: ``  File "/verl/trainer/main_ppo.py", line 42, in run``.
 FRAME_NEEDLE = '", line '
+# The line a traceback ends on: ``RuntimeError: boom``, ``torch.OutOfMemoryError:
+# CUDA out of memory…``, ``ray.exceptions.RayTaskError(OutOfMemoryError): ray::…``,
+# a bare ``AssertionError``, ``KeyboardInterrupt``. Warnings (``UserWarning: …``)
+# are not exceptions, and neither is a bare ``Error:`` (no Python class prints so).
+EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault|Timeout)"
+    r"|Exception|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit)"
+    r"(?:\([\w.]+\))?(?::(?=\s|$)|\s*$)"
+)
+# Where a line begins once the noise in front of a failure is gone: a tqdm bar
+# it is glued to, a log-paste's line number (``[1833] ``).
+_LEAD = re.compile(r"^(?:\[\d+\] )?(?:[^|\n]{0,200}?\d{1,3}%\|[^|\n]{0,400}\|[^\[\n]{0,40}"
+                   r"\[[^\]\n]{0,80}\])?")
 
 # (kind, needles, confirming pattern or None when a needle says enough).
 # Needles are chosen to be rare in the natural-language chatter that fills
@@ -46,37 +61,58 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
                 r"|Out of memory: Kill|OutOfMemoryError|RESOURCE_EXHAUSTED"
                 r"|killed due to memory pressure|can't allocate memory"
                 r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory")),
-    # NCCL's watchdog (``Watchdog caught collective operation timeout``) and its
-    # ``watchdog thread terminated`` follow-up.
-    (COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",), None),
+    # NCCL's watchdog (``Watchdog caught collective operation timeout``) and what
+    # follows it (``Process group watchdog thread terminated``, ``Some NCCL
+    # operations have failed or timed out``).
+    (COLLECTIVE_TIMEOUT, ("Watchdog caught collective",
+                          "watchdog thread terminated", "NCCL operations have failed"), None),
+    # The accelerator itself failed: CUDA errors and device-side asserts, and
+    # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows).
+    (DEVICE_ERROR, ("CUDA error", "device-side assert", "illegal memory access", "Assertion `",
+                    "Inner Error"),
+     re.compile(r"CUDA error|device-side assert|illegal memory access|Assertion `.*` failed"
+                r"|^E[A-Z0-9]\d{4}: |E[A-Z0-9]\d{4}: Inner Error")),
     # ``ActorDiedError: The actor died unexpectedly…`` and the raylet's
-    # ``A worker died or was killed…``.
+    # ``A worker died or was killed…`` (a weak sign on its own: see ``weak``).
     (ACTOR_DIED, ("died unexpectedly", "died or was killed", "ActorDiedError"), None),
-    # Ray's own reports of a failed task: ``Unhandled error (suppress with …)``,
-    # ``ray.exceptions.RayTaskError(XxxError)``, ``RaySystemError``.
-    (RAY_ERROR, ("Unhandled error", "RayTaskError", "RaySystemError"),
-     re.compile(r"Unhandled error \(suppress|RayTaskError|RaySystemError")),
+    # Ray's own reports of a failed task or job: ``Unhandled error (suppress with …)``,
+    # ``ray.exceptions.RayTaskError(XxxError)``, ``RaySystemError``, ``Job 'raysubmit_…'
+    # failed``, ``Job entrypoint command failed with exit code 1``.
+    (RAY_ERROR, ("Unhandled error", "RayTaskError", "RaySystemError", "raysubmit_",
+                 "entrypoint command failed"),
+     re.compile(r"Unhandled error \(suppress|RayTaskError|RaySystemError|Job '[^']+' failed"
+                r"|entrypoint command failed")),
     (HYDRA_ERROR, ("Error executing job with overrides",), None),
-    # The shell's report of a child killed by SIGKILL (the kernel's OOM killer,
-    # a scheduler): ``run.sh: line 3: 12345 Killed  python3 …`` or a bare ``Killed``.
-    (KILLED, ("Killed",), re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?Killed(?:\s|$)")),
-    # A process that died of a signal or aborted in C++.
+    # A child killed by SIGKILL (the kernel's OOM killer, a scheduler), as the
+    # shell says it (``run.sh: line 3: 12345 Killed  python3 …``, a bare
+    # ``Killed``, ``已杀死`` in a Chinese locale) or a launcher does (DeepSpeed's
+    # ``sigkill_handler] Killing subprocess N`` once one rank has failed).
+    (KILLED, ("Killed", "已杀死", "Killing subprocess"),
+     re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?(?:Killed|已杀死)(?:\s|$)"
+                r"|sigkill_handler\] Killing subprocess")),
+    # A process that died of a signal or aborted in C++ (glog's ``*** SIGSEGV
+    # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose).
     (FATAL_SIGNAL, ("Segmentation fault", "core dumped", "Fatal Python error",
-                    "terminate called after throwing"), None),
-    # A traceback's header, or its first frame where the header was cut off
-    # (a log excerpt, a header glued into another process's line).
-    (TRACEBACK, ("Traceback (most recent call last)", FRAME_NEEDLE),
-     re.compile(r'Traceback \(most recent call last\)|^File "[^"]*", line \d+')),
+                    "terminate called after throwing", "received at time="),
+     re.compile(r"Segmentation fault|core dumped|Fatal Python error|terminate called after"
+                r"|\*\*\* SIG(?!TERM|INT)[A-Z]+ received at time=")),
+    # A traceback's header, its first frame where the header was cut off (a
+    # log excerpt, a header glued into another process's line), or its
+    # exception line alone.
+    (TRACEBACK, ("Traceback (most recent call last)", FRAME_NEEDLE, "Error:", "Exception:",
+                 "KeyboardInterrupt"), None),
 )
+_TRACEBACK_LINE = re.compile(r'Traceback \(most recent call last\)|^File "[^"]*", line \d+')
 # The kinds ranked as the cause a user needs to hear first: the ones that say
 # why a process died, then the ones that only say that it did.
-CAUSE_ORDER = (OOM, COLLECTIVE_TIMEOUT, FATAL_SIGNAL, KILLED, ACTOR_DIED, RAY_ERROR, HYDRA_ERROR,
-               TRACEBACK)
-ROOT_CAUSES = frozenset((OOM, COLLECTIVE_TIMEOUT, FATAL_SIGNAL, KILLED))
+CAUSE_ORDER = (OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED, ACTOR_DIED, RAY_ERROR,
+               HYDRA_ERROR, TRACEBACK)
+ROOT_CAUSES = frozenset((OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED))
 # How each kind reads in a finding.
 KIND_WORDS = {
     OOM: "out of memory",
     COLLECTIVE_TIMEOUT: "collective (NCCL/HCCL) timeout",
+    DEVICE_ERROR: "accelerator error (CUDA/NPU)",
     ACTOR_DIED: "Ray actor died",
     RAY_ERROR: "Ray task failed",
     HYDRA_ERROR: "the job failed (Hydra)",
@@ -99,7 +135,19 @@ def match_incident(segment: str, offset: int) -> IncidentRecord | None:
         if not any(needle in segment for needle in needles):
             continue
         text = segment.strip()
-        if confirm is not None and confirm.search(PROCESS_PREFIX.sub("", text)) is None:
+        line = _LEAD.sub("", PROCESS_PREFIX.sub("", text), count=1).strip()
+        line = PROCESS_PREFIX.sub("", line)
+        if kind == TRACEBACK:
+            if not (_TRACEBACK_LINE.search(line) or EXCEPTION_LINE.match(line)):
+                continue
+        elif confirm is not None and confirm.search(line) is None:
             continue
         return IncidentRecord(kind=kind, text=text[:_MAX_TEXT], offset=offset)
     return None
+
+
+def weak(incident_text: str) -> bool:
+    """A marker that alone says nothing fatal: the raylet's "A worker died or was
+    killed" is printed for workers Ray restarts and for its own teardown; the
+    driver's error that follows a real death is what names it."""
+    return "died or was killed" in incident_text and EXCEPTION_LINE.match(incident_text) is None

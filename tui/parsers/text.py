@@ -17,8 +17,10 @@ _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Z0-9]|[=>78])")
 # carriage return, so it is stripped wherever a segment starts. torchrun's
 # per-rank prefixes (``[rank3]:``, ``[default0]:`` with ``--tee``) are the same
 # kind of thing: which process printed the line.
-RAY_PREFIX = re.compile(r"^\((?:[\w.:-]+ )?pid=\d+(?:, ip=[^)]*)?\)\s?|^\(raylet(?:, ip=[^)]*)?\)\s?")
-PROCESS_PREFIX = re.compile(RAY_PREFIX.pattern + r"|^\[(?:rank|default)\d+\]:\s?")
+# A paste that lost the ESC bytes leaves ``[36m(WorkerDict pid=7)[0m`` behind.
+_RAY_NAME = r"\((?:[\w.:-]+ )?pid=\d+(?:, ip=[^)]*)?\)|\(raylet(?:, ip=[^)]*)?\)"
+PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{0,12}}m)?\s?"
+                            r"|^\[(?:rank|default)\d+\]:\s?")
 
 
 def strip_ansi(text: str) -> str:

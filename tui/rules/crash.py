@@ -9,8 +9,10 @@ a finished run. What makes a crash is a failure the run did not go on after:
   says why a process died (out of memory, a collective timeout, a signal, a
   kill), else the first block: later ones are usually other ranks and the
   driver reporting the same death.
-* **survived** — a failure with steps after it (the run went on), or after
-  the run printed its own end (teardown).
+* **survived** — a failure with steps after it (the run went on), after the
+  run printed its own end (teardown), or one that says nothing fatal on its
+  own (the raylet's "A worker died or was killed", printed for restarted
+  workers too).
 * a failure after the last step whose exception the run has already gone on
   after twice or more (a reward function that raises every few samples) is
   taken as one more of those while the log grows; a hung run is caught by
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from tui.model.failures import Failure
 from tui.model.run_model import RunModel
 from tui.parsers.crash_block import exception_name
-from tui.parsers.incidents import CAUSE_ORDER, RAY_ERROR, ROOT_CAUSES, TRACEBACK
+from tui.parsers.incidents import CAUSE_ORDER, RAY_ERROR, ROOT_CAUSES, TRACEBACK, weak
 
 # How often an exception must have been survived before a new one after the
 # last step is presumed survived too.
@@ -41,6 +43,8 @@ class Failures:
     # Failures the run went on after (steps followed) or printed after its own end.
     survived: tuple[Failure, ...]
     after_end: tuple[Failure, ...]
+    # Failures after the last step that say nothing fatal on their own.
+    weak: tuple[Failure, ...] = ()
     # The cause's exception had been survived this many times before.
     recurring: int = 0
 
@@ -51,20 +55,24 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
                 if not f.harmless and (kinds is None or f.kind in kinds)]
     last_step_end = model.last_step_line_end
     end = model.end_marker_offset
-    fatal, survived, after_end = [], [], []
+    fatal, survived, after_end, faint = [], [], [], []
     for failure in failures:
         if end is not None and failure.offset > end:
             after_end.append(failure)
         elif failure.offset >= last_step_end:
-            fatal.append(failure)
+            (faint if weak(failure.text) else fatal).append(failure)
         else:
             survived.append(failure)
     if not fatal:
-        return Failures(None, (), tuple(survived), tuple(after_end))
+        return Failures(None, (), tuple(survived + faint), tuple(after_end))
+    # The first block that says why a process died, one with its exception line
+    # before one without; else the first block.
     roots = [f for f in fatal if f.kind in ROOT_CAUSES]
-    cause = min(roots, key=lambda f: CAUSE_ORDER.index(f.kind)) if roots else fatal[0]
+    cause = min(roots, key=lambda f: (CAUSE_ORDER.index(f.kind), f.block is None
+                                      or f.block.exception_offset is None)) if roots else fatal[0]
     name = exception_name(cause.text)
     recurring = sum(1 for f in survived if exception_name(f.text) == name)
     if cause.kind not in (TRACEBACK, RAY_ERROR) or recurring < RECURRING:
         recurring = 0
-    return Failures(cause, tuple(fatal), tuple(survived), tuple(after_end), recurring)
+    return Failures(cause, tuple(fatal), tuple(survived), tuple(after_end), weak=tuple(faint),
+                    recurring=recurring)

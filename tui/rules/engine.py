@@ -19,7 +19,7 @@ from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import STEP_TIME, live_key
 from tui.model.run_model import RunModel
 from tui.model.series import Series
-from tui.model.failures import Failure
+from tui.model.failures import Failure, bursts
 from tui.parsers.incidents import KIND_WORDS
 from tui.rules.crash import judge_failures
 from tui.rules.findings import WARNING, Finding
@@ -207,6 +207,11 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     return [finding]
 
 
+# How many of a crash's other failure lines its message names, and how much of each.
+ALSO_SHOWN = 3
+ALSO_CHARS = 160
+
+
 def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
     """The crash a run did not go on after (``crash``), or the errors it did (``survived``)."""
     judged = judge_failures(model, frozenset(rule.params["kinds"]))
@@ -224,6 +229,10 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
     message = f"{KIND_WORDS[cause.kind]}: {cause.text} ({after}, at byte {cause.offset:,})"
     if cause.block is not None and cause.block.cause:
         message += f"; cause: {cause.block.cause}"
+    others = list(dict.fromkeys(f.text for f in judged.fatal + judged.weak
+                                if f.text != cause.text))[:ALSO_SHOWN]
+    if others:
+        message += "; also: " + "; ".join(text[:ALSO_CHARS] for text in others)
     severity = rule.severity
     if judged.recurring:
         severity = WARNING
@@ -237,15 +246,18 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
 
 
 def _grouped(rule: RuleSpec, failures: tuple[Failure, ...], where: str) -> Finding:
-    """Failures the run lived through, as one finding named by the latest."""
+    """Failures the run lived through, as one finding named by the latest; its count is
+    of bursts (one worker's segfault prints a glog line, a dump and Python's last words)."""
     latest = failures[-1]
     finding = Finding(rule.id, rule.severity, None, None, None, 0, None, "",
                       exception=latest.text, offset=latest.offset)
+    count = bursts(failures)
+    at = "before the first step" if latest.step is None else f"at step {latest.step}"
     for failure in failures:
-        at = "before the first step" if failure.step is None else f"at step {failure.step}"
         finding.add_hit(failure.step, failure.kind,
-                        f"{len(failures)} error(s) {where}; latest {at}: {failure.text}",
+                        f"{count} error(s) {where}; latest {at}: {latest.text}",
                         KIND_WORDS[failure.kind])
+    finding.count = count
     return finding
 
 
