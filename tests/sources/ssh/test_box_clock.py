@@ -159,6 +159,20 @@ def test_a_box_whose_stat_lacks_c_still_gives_the_right_age(client_home, box_wit
     assert_two_hours_stalled(directory, rlwatch(client_home, "check", str(log), "--json"))
 
 
+BUSYBOX = shutil.which("busybox")
+# The clock's tools from BusyBox. (Not its grep: it has no -b, so a box whose grep is BusyBox's
+# cannot be backfilled by byte offset at all; that is another matter than its clock.)
+BUSYBOX_TOOLS = ("stat", "date", "wc", "tr")
+
+
+@pytest.mark.skipif(BUSYBOX is None, reason="busybox is not installed (.ci/run installs it)")
+def test_a_busybox_box_gives_the_same_age(client_home, box_with, tmp_path):
+    alias = box_with(**{tool: f'#!/bin/sh\nexec {BUSYBOX} {tool} "$@"\n' for tool in BUSYBOX_TOOLS})
+    log = aged_log(tmp_path)
+    assert_two_hours_stalled(rlwatch(client_home, "check", f"{alias}:{log}", "--json"),
+                             rlwatch(client_home, "check", str(log), "--json"))
+
+
 @pytest.mark.parametrize("target", ["log", "directory"])
 def test_a_box_that_cannot_give_an_mtime_reads_the_run_and_says_why_it_cannot_age_it(
         client_home, box_with, tmp_path, target):
