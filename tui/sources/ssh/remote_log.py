@@ -19,6 +19,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
+from tui.durations import word_duration
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
@@ -208,7 +209,7 @@ class RemoteLog:
         status = f"connection to {self.target.host} lost ({reason}); reconnecting"
         for attempt in itertools.count():
             delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-            yield Status(f"{status} in {delay:.0f} s", ok=False)
+            yield Status(f"{status} in {word_duration(delay)}", ok=False)
             await asyncio.sleep(delay)
             await self.close()
             try:
