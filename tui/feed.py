@@ -58,6 +58,8 @@ class Feed:
                 for offset, line in event.lines:
                     records.extend(self.scanner.scan_line(line, offset))
                 self.scanner.skip_to(event.resume_at)
+                if event.mtime is not None:
+                    self.model.note_write(event.mtime)
                 self._fold(records)
             elif isinstance(event, CaughtUp):
                 self._fold(self.scanner.settle())

@@ -121,6 +121,8 @@ async def read_new(source: LogSource, state: StatusState, context: int, now: flo
             records = [record for offset, line in event.lines
                        for record in scanner.scan_line(line, offset)]
             scanner.skip_to(event.resume_at)
+            if event.mtime is not None:  # when the newest of these old lines was written
+                state.last_write_at = max(state.last_write_at or 0.0, event.mtime)
             state.keep(records, now, context)
             state.read_to, tail_unknown = event.resume_at, True
     state.keep(scanner.settle(), now, context)

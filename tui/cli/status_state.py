@@ -52,8 +52,10 @@ from tui.rules.rule_file import RuleSpec
 TAIL_BYTES = 64
 # Never fewer step records than this, whatever the rules ask for.
 MIN_CONTEXT_STEPS = 200
-# Bumped when StatusState changes shape; older cache files are then ignored.
-_FORMAT = 2
+# Bumped when StatusState changes shape or meaning; older cache files are then ignored.
+# 2: failure blocks kept. 3: a remote log's last_write_at is the box's mtime, not when
+# its bytes arrived (a kept arrival time would keep a hung run looking fresh for good).
+_FORMAT = 3
 
 
 def context_steps(rules: Iterable[RuleSpec]) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import statistics
 from statistics import median
 
+from tui.durations import word_duration
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import STEP_TIME, live_key
 from tui.model.run_model import RunModel
@@ -193,7 +194,10 @@ def step_seconds(model: RunModel) -> float | None:
 
 
 def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None) -> list[Finding]:
-    """No new step for ``factor`` × the median step time (``typical``), in a run that has not finished."""
+    """No new step for ``factor`` × the median step time (``typical``), in a run that has not finished.
+
+    How long is worded by ``word_duration``: a short limit (a rule file's, a test's) gave
+    "no new step for 0 min"."""
     last_seen = model.last_step_at
     if model.finished or last_seen is None or typical is None or model.last_step is None:
         return []
@@ -202,8 +206,8 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     if quiet <= limit:
         return []
     finding = Finding(rule.id, rule.severity, None, model.last_step, model.last_step, 1, quiet,
-                      f"no new step for {quiet / 60:.0f} min after step {model.last_step} "
-                      f"(typical step {typical:.0f} s); the run may be hung or dead")
+                      f"no new step for {word_duration(quiet)} after step {model.last_step} "
+                      f"(typical step {word_duration(typical)}); the run may be hung or dead")
     return [finding]
 
 
