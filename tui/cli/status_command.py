@@ -76,6 +76,8 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
     """The line for the run behind ``opened`` and its worst severity, updating the kept state."""
     source = opened.source
     await source.connect()
+    if getattr(source, "logger_files", None) is not None:
+        return await _logger_run_line(source, rules)
     try:
         state = load_state(cache_dir, source.label)
         if state is None or not await _same_log(source, state):
@@ -87,6 +89,26 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
         await source.close()
     model = state.model()
     findings = RuleEngine(rules).evaluate(model, now)
+    return run_line(run_name(source.label), model, findings), worst_severity(findings)
+
+
+async def _logger_run_line(source: LogSource, rules: list[RuleSpec]) -> tuple[str, str | None]:
+    """The line for a run known only by its JSONL or event files, read whole each time.
+
+    The kept state is a console scanner's; these files have no use for it.
+    A JSONL is read as fast as a log, and event files only scalars: a 1,000-step
+    run costs a fraction of a second.
+    """
+    from tui.logger_feeds import read_logger_files
+    from tui.model.run_model import RunModel
+    from tui.sources.run_folder import folder_for
+
+    model = RunModel(source.label)
+    try:
+        await read_logger_files(model, folder_for(source))
+    finally:
+        await source.close()
+    findings = RuleEngine(rules).evaluate(model, time.time())
     return run_line(run_name(source.label), model, findings), worst_severity(findings)
 
 

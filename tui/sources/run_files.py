@@ -21,11 +21,18 @@ from tui.sources.tensorboard_events import event_files
 
 @dataclass(frozen=True, slots=True)
 class LoggerFiles:
-    """The run's file-logger JSONL and TensorBoard directory, where found, and what to tell the user."""
+    """The run's file-logger JSONL and TensorBoard directory, where found, and what to tell the user.
+
+    ``alone``: these files are all there is of the run (no console log), so
+    they also say when the run last wrote (the stalled rule), from
+    ``written_at`` (their newest modification time when found) on.
+    """
 
     jsonl: PurePath | None
     tensorboard: PurePath | None
     notes: tuple[str, ...]
+    alone: bool = False
+    written_at: float | None = None
 
 
 def find_logger_files(log: Path, run_dir: Path | None = None) -> LoggerFiles:

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
+from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.target import RemoteTarget
@@ -46,6 +47,9 @@ class RemoteLog:
         self._owns_connection = True
         # The backfill connect() started for a log file, its plan read.
         self._first: _Backfill | None = None
+        # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
+        # set by connect(); then there are no console bytes to stream.
+        self.logger_files = None
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -73,9 +77,16 @@ class RemoteLog:
 
         from tui.sources.ssh.connection import connect
 
+        from tui.sources.ssh import remote_logger_run
+
         self._conn = await connect(self.target, self.accept_new_host_key)
         try:
-            return await self._discover()
+            note = await self._discover()
+            if note is None and await remote_logger_run.named_logger_file(self):
+                self._drop_first_backfill()
+            return note
+        except NoLogFound:
+            return await remote_logger_run.find_logger_run(self, self.target.path)
         except (_Dropped, OSError, asyncssh.Error) as error:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
 
@@ -103,7 +114,7 @@ class RemoteLog:
             if path and mtime.isdigit():
                 candidates.append((has_steps == "1", int(mtime), path))
         if not candidates:
-            raise SourceError(f"{self.label}: no *.log, *.out or *.txt file found; pass --log FILE")
+            raise NoLogFound(f"{self.label}: no *.log, *.out or *.txt file found; pass --log FILE")
         with_steps = [c for c in candidates if c[0]]
         chosen = max(with_steps or candidates, key=lambda c: c[1])
         self.path = chosen[2]
@@ -146,7 +157,10 @@ class RemoteLog:
 
         A drop mid-backfill resumes the backfill after the last line delivered,
         so each line is delivered once however often the connection goes.
+        A run with no console log streams nothing (its logger feeds bring the steps).
         """
+        if self.logger_files is not None:
+            return
         offset = start
         if start == 0 and self.prefilter:
             delivered = 0  # where the lines delivered so far end

@@ -1,0 +1,80 @@
+"""A remote run with no console log, read from its logger files over the log's connection.
+
+The remote half of ``tui.sources.logger_run``: when a remote run directory
+holds no ``*.log``/``*.out``/``*.txt``, one more round trip lists its event
+files and JSONLs (the box checks each JSONL's first line against verl's
+schema, so a directory full of rollout dumps costs no extra trips), and the
+same choice as on local disk is made. A ``.jsonl`` or event file named as the
+target is checked the same way. The ``RemoteLog`` then streams no console
+bytes; ``RemoteFolder`` hands these files to the logger feeds, which follow
+them over the same connection.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from tui.parsers.verl_jsonl import HEAD_BYTES, RECORD_START, is_file_logger_head
+from tui.sources.base import SourceError
+from tui.sources.discovery import MAX_DEPTH
+from tui.sources.logger_run import JSONL, TENSORBOARD, LoggerCandidate, choose_logger_run
+from tui.sources.run_files import LoggerFiles
+from tui.sources.ssh import remote_commands
+from tui.sources.tensorboard_events import EVENT_FILE_MARK, is_event_file
+
+
+async def listed_candidates(source, root: str) -> list[LoggerCandidate]:
+    """The event directories and verl JSONLs under ``root`` on the box, in one round trip.
+
+    As deep as local discovery looks: files in folders up to ``MAX_DEPTH`` below ``root``.
+    """
+    out = await source.run(remote_commands.list_logger_files(
+        root, MAX_DEPTH + 1, RECORD_START, EVENT_FILE_MARK, HEAD_BYTES), binary=True)
+    event_dirs: dict[PurePosixPath, float] = {}
+    found: list[LoggerCandidate] = []
+    for record in out.split(b"\0"):
+        kind, _, rest = record.partition(b" ")
+        mtime, _, raw = rest.partition(b" ")
+        if not mtime.isdigit() or not raw:
+            continue
+        path = PurePosixPath(raw.decode("utf-8", "surrogateescape"))
+        if kind == b"J":
+            found.append(LoggerCandidate(JSONL, path, float(mtime)))
+        elif kind == b"E" and is_event_file(path.name):
+            event_dirs[path.parent] = max(float(mtime), event_dirs.get(path.parent, 0.0))
+    found += [LoggerCandidate(TENSORBOARD, path, mtime) for path, mtime in event_dirs.items()]
+    return found
+
+
+async def find_logger_run(source, directory: str) -> str:
+    """Make ``source`` (a connected RemoteLog of a directory without a console log) the run
+    of the newest experiment's logger files there; the line saying which."""
+    files, note, named = choose_logger_run(await listed_candidates(source, directory),
+                                           f"{source.target.host}:{directory}")
+    source.path, source.run_dir = str(named), directory
+    source.logger_files = files
+    return f"{note.replace(str(named), source.label, 1)}"
+
+
+async def named_logger_file(source) -> bool:
+    """If ``source``'s file (a connected RemoteLog of a file) is a verl JSONL or an event
+    file, make the source that run; False for anything else (a console log)."""
+    path = PurePosixPath(source.path)
+    if is_event_file(path.name):
+        candidates = [c for c in await listed_candidates(source, str(path.parent))
+                      if c.kind == TENSORBOARD and c.path == path.parent]
+        if not candidates:
+            raise SourceError(f"{source.label}: cannot be read")
+        source.path = str(path.parent)
+        source.logger_files = LoggerFiles(None, path.parent, (), alone=True,
+                                          written_at=candidates[0].mtime)
+        return True
+    if path.suffix != ".jsonl":
+        return False
+    head = await source.run(remote_commands.read_range(str(path), 0, HEAD_BYTES), binary=True)
+    if not is_file_logger_head(head):
+        return False
+    listed = [c for c in await listed_candidates(source, str(path)) if c.path == path]
+    source.logger_files = LoggerFiles(path, None, (), alone=True,
+                                      written_at=listed[0].mtime if listed else None)
+    return True
