@@ -1,0 +1,123 @@
+"""What a target may be: a log, a run directory, and runs with no console log at all.
+
+A directory of TensorBoard event files (verl with ``trainer.logger=['tensorboard']``)
+and a bare file-logger JSONL (``['file']``) are runs for every command:
+``check`` (same JSON contract, ``run.log`` naming what was read), ``report``,
+``status`` and ``export``; the real command line on real files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.cli.test_check import rlwatch
+from tests.sources.test_logger_run import JSONL_V06, JSONL_V071, RESUMED, dumps, tensorboardx_run
+from tests.test_logger_feeds import exact_steps, same
+from tui.cli.targets import open_target
+from tui.sources.local_file import LocalFile
+from tui.sources.logger_run import LocalLoggerRun
+
+RLWATCH = Path(sys.executable).parent / "rlwatch"
+
+
+def tensorboard_only(tmp_path: Path) -> Path:
+    """A run directory as verl leaves it with trainer.logger=['tensorboard'] and no kept
+    console: the resumed fixture (two event files) for proj/exp, and an older experiment."""
+    run = tmp_path / "run"
+    shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp")
+    tensorboardx_run(run / "tensorboard_log" / "proj" / "older", range(3), age_s=3600)
+    return run
+
+
+def check(*args: str) -> tuple[dict, subprocess.CompletedProcess]:
+    done = rlwatch("check", *args, "--json")
+    return json.loads(done.stdout), done
+
+
+def test_a_tensorboard_only_directory_is_checked_from_its_newest_experiment(tmp_path):
+    run = tensorboard_only(tmp_path)
+    result, done = check(str(run))
+    assert done.returncode == 2, done.stderr  # the fixture's inf grad norm: critical
+    assert set(result) == {"target", "run", "latest", "findings", "accelerators"}
+    experiment = run / "tensorboard_log" / "proj" / "exp"
+    assert result["target"] == str(run) and result["run"]["log"] == str(experiment)
+    assert result["run"]["steps"] == 7 and result["run"]["last_step"] == 6
+    assert result["run"]["total_steps"] is None
+    assert "loss-nan" in {f["rule"] for f in result["findings"]}
+    assert f"reading TensorBoard event files {experiment}" in done.stderr
+    assert "newest of 2 experiment(s) found; --log names another" in done.stderr
+
+
+def test_log_picks_another_experiment(tmp_path):
+    run = tensorboard_only(tmp_path)
+    result, done = check(str(run), "--log", "tensorboard_log/proj/older")
+    assert result["run"]["log"] == str(run / "tensorboard_log" / "proj" / "older")
+    assert result["run"]["last_step"] == 2 and result["latest"]["critic/score/mean"] == 0.20000000298023224  # float32
+
+
+def test_a_bare_jsonl_and_a_directory_holding_it_give_its_exact_values(tmp_path):
+    last = exact_steps()[-1]
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    shutil.copy(JSONL_V06, folder / "exp.jsonl")
+    dumps(folder / "rollouts")  # JSONLs of another schema beside it are not the run
+    for target in (folder / "exp.jsonl", folder):
+        result, done = check(str(target))
+        assert result["run"]["log"] == str(folder / "exp.jsonl"), done.stderr
+        assert result["run"]["steps"] == 5 and result["run"]["last_step"] == 4
+        assert result["latest"]["actor/pg_loss"] == last.metrics["actor/pg_loss"]  # exact
+        assert all(same(result["latest"][key], value) for key, value in last.metrics.items())
+
+
+def test_a_stale_jsonl_is_stalled_by_its_modification_time(tmp_path):
+    """The fixture's steps take ~4,800 s; a file last written two days ago is stalled."""
+    jsonl = tmp_path / "exp.jsonl"
+    shutil.copy(JSONL_V071, jsonl)
+    result, _ = check(str(jsonl))
+    assert "stalled" not in {f["rule"] for f in result["findings"]}
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(jsonl, (two_days_ago, two_days_ago))
+    result, _ = check(str(jsonl))
+    assert "stalled" in {f["rule"] for f in result["findings"]}
+
+
+def test_what_is_not_a_run_is_refused_in_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    done = rlwatch("check", str(tmp_path / "empty"))
+    assert done.returncode == 3 and done.stdout == ""
+    assert "not a training log" in done.stderr and "TensorBoard event files" in done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    dumps(tmp_path / "only_dumps")
+    done = rlwatch("check", str(tmp_path / "only_dumps"))
+    assert done.returncode == 3 and "not a training log" in done.stderr
+    done = rlwatch("check", str(tmp_path / "only_dumps" / "1.jsonl"))  # read as a log: no steps
+    assert done.returncode == 3 and "not a training log" in done.stderr
+
+
+def test_a_console_log_still_wins_over_logger_files(tmp_path):
+    run = tensorboard_only(tmp_path)
+    (run / "grpo.log").write_text("step:1 - critic/score/mean:0.5\n")
+    opened = open_target(str(run))
+    assert isinstance(opened.source, LocalFile) and opened.source.path == run / "grpo.log"
+    assert isinstance(open_target(str(run), "tensorboard_log/proj/exp").source, LocalLoggerRun)
+
+
+def test_report_and_status_read_these_runs(tmp_path):
+    run = tensorboard_only(tmp_path)
+    done = rlwatch("report", str(run), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)
+    done = rlwatch("report", str(JSONL_V06))
+    assert done.returncode == 0 and "step 4" in done.stdout
+    environ = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    for _ in range(2):  # the second call, with a state kept by the first, says the same
+        done = subprocess.run([str(RLWATCH), "status", str(run)], capture_output=True, text=True,
+                              timeout=60, env=environ, stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and done.stdout.startswith("proj/exp 6"), done.stdout
+        assert "loss-nan" in done.stdout
