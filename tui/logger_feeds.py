@@ -93,23 +93,34 @@ class TensorBoardFeed:
         self.note_writes = note_writes
 
     async def run(self, follow: bool) -> None:
-        """Read every event file to its end; with ``follow``, keep polling for more."""
+        """Read every event file to its end; with ``follow``, keep polling for more.
+
+        Followed, a remote mirror whose connection dropped is tried again at the
+        next poll: the run's own source says so in the header and reconnects.
+        """
         while True:
-            if self.sync is not None:
-                written = await self.sync()
-            else:
-                written = await asyncio.to_thread(self.directory.last_written)
-            if self.note_writes and written is not None:
-                self.model.note_write(written)
-            while True:
-                records, more = await asyncio.to_thread(self.directory.poll)
-                if self.model.apply(records, self.clock(), Source.TENSORBOARD) and self.on_change:
-                    self.on_change()
-                if not more:  # else the poll stopped at its batch size
-                    break
+            try:
+                await self._read_to_end()
+            except SourceError:
+                if not follow:
+                    raise
             if not follow:
                 return
             await asyncio.sleep(self.poll_seconds)
+
+    async def _read_to_end(self) -> None:
+        if self.sync is not None:
+            written = await self.sync()
+        else:
+            written = await asyncio.to_thread(self.directory.last_written)
+        if self.note_writes and written is not None:
+            self.model.note_write(written)
+        while True:
+            records, more = await asyncio.to_thread(self.directory.poll)
+            if self.model.apply(records, self.clock(), Source.TENSORBOARD) and self.on_change:
+                self.on_change()
+            if not more:  # else the poll stopped at its batch size
+                break
 
     def problems(self) -> list[str]:
         """What could not be read, for the user."""

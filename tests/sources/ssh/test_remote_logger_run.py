@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ from tests.test_logger_feeds import write_scalar
 from tests.waiting import until
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from tui.cli.targets import open_target
+from tui.feed import Feed
 from tui.logger_feeds import TensorBoardFeed, logger_feeds
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
@@ -115,7 +117,7 @@ async def test_followed_remote_logger_files_bring_new_steps(client_home, tmp_pat
     tasks = [asyncio.create_task(feed.run(follow=True)) for feed in feeds]
     try:
         assert len(feeds) == 2, note
-        assert [event async for event in opened.source.stream(0, follow=True)] == []
+        assert [event async for event in opened.source.stream(0, follow=False)] == []
         await until(lambda: model.last_step == 1 and "critic/score/mean" in model.series, 10)
         write_scalar(writer, 2, "critic/score/mean", 0.5)
         with open(jsonl, "a") as handle:
@@ -138,3 +140,34 @@ def test_an_event_file_named_as_the_target_is_its_directorys_run(ssh_world, tmp_
     event_file = sorted((tmp_path / "exp").iterdir())[0]
     remote, local, _ = check_both(home, event_file)
     assert comparable(remote) == comparable(local) and remote["run"]["log"] == f"gpu:{tmp_path / 'exp'}"
+
+
+async def test_a_followed_tensorboard_only_run_survives_a_dropped_connection(client_home, ssh_world,
+                                                                             tmp_path):
+    """With no console to follow, the run's source keeps the connection: it says the
+    connection is lost, reconnects, and the event files' new steps keep coming."""
+    _, gpu, _ = ssh_world
+    events = tmp_path / "tensorboard_log" / "proj" / "exp"
+    writer = EventFileWriter(str(events))
+    write_scalar(writer, 1, "critic/score/mean", 0.25)
+    opened = open_target(f"gpu:{tmp_path}")
+    await opened.source.connect()
+    model, statuses = RunModel(), []
+    feeds, _ = await logger_feeds(folder_for(opened.source), model)
+    feeds[0].poll_seconds = 0.05
+    tasks = [asyncio.create_task(feeds[0].run(follow=True)),
+             asyncio.create_task(Feed(opened.source, model, on_status=statuses.append).run(True))]
+    try:
+        await until(lambda: model.last_step == 1, 10)
+        for pid in gpu.session_pids():  # the box's side of our connection dies
+            os.kill(pid, signal.SIGKILL)
+        write_scalar(writer, 2, "critic/score/mean", 0.5)
+        await until(lambda: any(not s.ok for s in statuses), timeout=10)
+        await until(lambda: model.last_step == 2, timeout=20)
+        assert any("reconnected" in s.text for s in statuses)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        writer.close()
+        await opened.source.close()

@@ -145,6 +145,8 @@ class RemoteLog:
         """``command``'s output on the box (text, or bytes with ``binary``)."""
         import asyncssh
 
+        if self._conn is None:  # between a drop and the reconnect another task is making
+            raise SourceError(f"{self.target.host}: not connected")
         try:
             result = await self._conn.run(command, encoding=None if binary else "utf-8",
                                           errors="replace", check=False)
@@ -157,9 +159,14 @@ class RemoteLog:
 
         A drop mid-backfill resumes the backfill after the last line delivered,
         so each line is delivered once however often the connection goes.
-        A run with no console log streams nothing (its logger feeds bring the steps).
+        A run with no console log streams nothing (its logger feeds bring the steps);
+        followed, it keeps their connection up instead, reconnecting when it drops.
         """
         if self.logger_files is not None:
+            while follow:
+                await self._conn.wait_closed()
+                async for status in self._reconnect("the connection closed"):
+                    yield status
             return
         offset = start
         if start == 0 and self.prefilter:
