@@ -33,8 +33,9 @@ from tui.parsers.records import StepRecord
 # first line, and a local one is checked with this, so both take the same files.
 RECORD_START = r'^\{"step": ?-?[0-9]+, ?"data": ?\{'
 _RECORD_START = re.compile(RECORD_START.encode())
-# A first line longer than this is not looked at further: the start is all that is checked.
-HEAD_BYTES = 64 * 1024
+# Bytes of a file read to judge it: the record's start is all that is checked, so a
+# directory of thousands of rollout dumps costs a few hundred bytes a file.
+HEAD_BYTES = 256
 
 
 def is_file_logger_head(head: bytes) -> bool:

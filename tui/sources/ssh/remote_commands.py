@@ -158,11 +158,11 @@ def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:
 
 
 def list_logger_files(root: str, depth: int, jsonl_start: str, event_mark: str,
-                      head_bytes: int = 65536) -> str:
+                      head_bytes: int = 256) -> str:
     """``<kind> <mtime> <path>`` of each JSONL and event file under ``root`` (at most
     ``depth`` levels down), NUL-ended: kind ``J`` for a JSONL whose first line matches the
     ERE ``jsonl_start`` (verl's file logger), ``-`` for another JSONL, ``E`` for an event
-    file (``head_bytes``: how much of a JSONL's first line is looked at). One round trip,
+    file (``head_bytes``: how much of a JSONL's start is looked at). One round trip,
     however many dumps' JSONLs the directory holds."""
     per_file = (f'for f; do case $f in *.jsonl) if head -c {int(head_bytes)} -- "$f" | head -n 1 '
                 '| LC_ALL=C grep -aqE "$0"; then k=J; else k=-; fi;; *) k=E;; esac; '
