@@ -121,3 +121,67 @@ def test_report_and_status_read_these_runs(tmp_path):
                               timeout=60, env=environ, stdin=subprocess.DEVNULL)
         assert done.returncode == 2 and done.stdout.startswith("proj/exp 6"), done.stdout
         assert "loss-nan" in done.stdout
+
+
+# Real outputs of verl 0.9.1's own Tracking code (torch's SummaryWriter, verl's FileLogger);
+# see tests/fixtures/logs/generated/verl/MANIFEST.md on branch corpus-ray.
+GENERATED = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "generated" / "verl"
+
+
+def without_console(name: str, tmp_path: Path) -> Path:
+    """verl's run directory as it is when the console was not kept."""
+    run = tmp_path / name
+    shutil.copytree(GENERATED / name, run)
+    (run / "console.log").unlink()
+    return run
+
+
+def test_verls_own_tensorboard_only_run_gives_what_its_console_pointed_at(tmp_path):
+    run = without_console("verl_08_tensorboard_only", tmp_path)
+    alone, done = check(str(run))
+    with_console, _ = check(str(GENERATED / "verl_08_tensorboard_only"))
+    assert alone["run"]["log"] == str(run / "tensorboard_log" / "rlwatch_fixtures"
+                                      / "verl_08_tensorboard_only"), done.stderr
+    assert alone["latest"] == with_console["latest"] and len(alone["latest"]) >= 64
+    assert alone["run"]["steps"] == with_console["run"]["steps"] == 9  # steps 0..8
+    assert alone["run"]["last_step"] == 8
+    # Only the console said the total: with it the run is finished, without it the
+    # files cannot say so.
+    assert with_console["run"]["total_steps"] == 8 and alone["run"]["total_steps"] is None
+
+
+def test_verls_own_bare_jsonl_gives_its_exact_values(tmp_path):
+    jsonl = GENERATED / "verl_09_file_only" / "rlwatch_fixtures" / "verl_09_file_only.jsonl"
+    alone, done = check(str(jsonl))
+    assert done.returncode == 2, done.stderr  # NaN grad norm at step 7 (orjson's null)
+    with_console, _ = check(str(GENERATED / "verl_09_file_only"))
+    assert alone["latest"] == with_console["latest"] and alone["run"]["last_step"] == 8
+    nan = [f for f in alone["findings"] if f["rule"] == "loss-nan"]
+    assert nan and nan[0]["first_step"] == 7
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert alone["latest"]["critic/score/mean"] == records[-1]["data"]["critic/score/mean"]
+
+
+def test_a_running_verl_snapshot_reads_its_jsonl_and_event_twin_together(tmp_path):
+    run = without_console("verl_12_running_snapshot", tmp_path)
+    result, done = check(str(run))
+    jsonl = run / "rlwatch_fixtures" / "verl_12_running_snapshot.jsonl"
+    events = run / "tensorboard_log" / "rlwatch_fixtures" / "verl_12_running_snapshot"
+    assert str(jsonl) in done.stderr and str(events) in done.stderr
+    assert result["run"]["log"] in (str(jsonl), str(events))
+    records = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
+    assert result["run"]["last_step"] == records[-1]["step"] == 7
+    for key, value in records[-1]["data"].items():  # the JSONL's exact values win over float32
+        if isinstance(value, float):
+            assert result["latest"][key] == value, key
+
+
+def test_an_export_of_verls_torch_written_events_reads_as_they_do(tmp_path):
+    """What EventAccumulator shows of verl's own file (torch's add_scalar) it shows of ours."""
+    from tests.cli.test_export import accumulated
+
+    run = without_console("verl_08_tensorboard_only", tmp_path)
+    done = rlwatch("export", str(run), "--tensorboard", str(tmp_path / "tb"))
+    assert done.returncode == 0, done.stderr
+    theirs = accumulated(run / "tensorboard_log" / "rlwatch_fixtures" / "verl_08_tensorboard_only")
+    assert accumulated(tmp_path / "tb") == theirs and len(theirs) >= 64

@@ -171,3 +171,13 @@ async def test_a_followed_tensorboard_only_run_survives_a_dropped_connection(cli
         await asyncio.gather(*tasks, return_exceptions=True)
         writer.close()
         await opened.source.close()
+
+
+def test_verls_own_tensorboard_only_run_over_ssh_as_locally(ssh_world, tmp_path):
+    from tests.cli.test_targets import without_console
+
+    home, _, _ = ssh_world
+    for name in ("verl_08_tensorboard_only", "verl_12_running_snapshot"):
+        run = without_console(name, tmp_path)
+        remote, local, _ = check_both(home, run)
+        assert comparable(remote) == comparable(local) and local["run"]["steps"] >= 8
