@@ -185,3 +185,37 @@ def test_an_export_of_verls_torch_written_events_reads_as_they_do(tmp_path):
     assert done.returncode == 0, done.stderr
     theirs = accumulated(run / "tensorboard_log" / "rlwatch_fixtures" / "verl_08_tensorboard_only")
     assert accumulated(tmp_path / "tb") == theirs and len(theirs) >= 64
+
+
+def hydra_leftovers(run: Path, age_s: float) -> Path:
+    """Hydra's job log of a verl run (verl prints to stdout, so it holds only stray logging).
+
+    Two folders down, not Hydra's default three (``outputs/<date>/<time>/``): log discovery
+    on the box looks one level less deep than on local disk, and both must find it here.
+    """
+    log = run / "outputs" / "01-18-00" / "main_ppo.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("[2026-11-24 01:18:02,113][torch.distributed][WARNING] - slow init\n")
+    os.utime(log, (time.time() - age_s, time.time() - age_s))
+    return log
+
+
+def test_a_log_file_that_is_not_verls_console_does_not_hide_the_logger_files(tmp_path):
+    run = without_console("verl_08_tensorboard_only", tmp_path)
+    log = hydra_leftovers(run, age_s=3600)
+    result, done = check(str(run))
+    assert result["run"]["log"].endswith("verl_08_tensorboard_only"), done.stderr
+    assert result["run"]["last_step"] == 8
+    assert f"{log} has no verl step lines" in done.stderr
+    # verl's own console without a step line names its logger: it stays the run's log.
+    result, _ = check(str(GENERATED / "verl_08_tensorboard_only"))
+    assert result["run"]["log"].endswith("console.log") and result["run"]["total_steps"] == 8
+
+
+def test_a_young_console_newer_than_old_logger_files_is_kept(tmp_path):
+    run = tensorboard_only(tmp_path)
+    for path in run.rglob("events.out.tfevents.*"):
+        os.utime(path, (time.time() - 7200, time.time() - 7200))
+    (run / "grpo.log").write_text("Starting the trainer\n")  # no step line, no config yet
+    opened = open_target(str(run))
+    assert isinstance(opened.source, LocalFile) and opened.source.path == run / "grpo.log"

@@ -30,6 +30,7 @@ class LogChoice:
 
     path: Path
     reason: str
+    has_steps: bool = True
 
 
 class NoLogFound(SourceError):
@@ -90,4 +91,5 @@ def find_training_log(directory: Path) -> LogChoice:
     for path in files:
         if has_step_lines(path):
             return LogChoice(path, f"newest of {len(files)} log file(s) with verl step lines")
-    return LogChoice(files[0], f"newest of {len(files)} log file(s); none has step lines yet")
+    return LogChoice(files[0], f"newest of {len(files)} log file(s); none has step lines yet",
+                     has_steps=False)

@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from tui.parsers.verl_jsonl import HEAD_BYTES, is_file_logger_head
+from tui.parsers.verl_loggers import LoggerHints, logger_hints
 from tui.sources.base import SourceEvent
 from tui.sources.discovery import NoLogFound, walk_files
-from tui.sources.run_files import LoggerFiles
+from tui.sources.run_files import LoggerFiles, sniff_log
 from tui.sources.tensorboard_events import is_event_file
 
 TENSORBOARD = "tensorboard"
@@ -80,6 +81,22 @@ def choose_logger_run(found: Iterable[LoggerCandidate], where: object
     files = LoggerFiles(by_kind.get(JSONL), by_kind.get(TENSORBOARD), (), alone=True,
                         written_at=max(c.mtime for c in chosen))
     return files, note, newest.path
+
+
+def logger_files_instead(hints: LoggerHints, log_mtime: float,
+                         found: list[LoggerCandidate]) -> bool:
+    """Whether a directory's logger files, rather than its newest log-like file, are the run,
+    when no log-like file has a verl step line.
+
+    Such a file may be a young run's console (keep it: it will print steps,
+    and says where its logger files go), or no console at all: Hydra's
+    ``outputs/<date>/<time>/main_ppo.log`` of a run logging only to TensorBoard
+    (verl prints to stdout, not to Python logging), a ``requirements.txt``.
+    It is taken for the latter when it names no verl logger at all (no config
+    dump, no "Saving tensorboard log to") and the logger files were written
+    after it.
+    """
+    return hints == LoggerHints() and any(c.mtime > log_mtime for c in found)
 
 
 def _experiment(candidate: LoggerCandidate) -> tuple[str, str]:
@@ -147,6 +164,16 @@ class LocalLoggerRun:
 
     async def close(self) -> None:
         return None
+
+
+def local_run_instead_of(log: Path, directory: Path) -> tuple[LocalLoggerRun, str] | None:
+    """The run of ``directory``'s logger files when ``log`` (its newest log-like file, with no
+    verl step line) is not the run's console (``logger_files_instead``); else None."""
+    found = local_candidates(directory)
+    if not found or not logger_files_instead(logger_hints(sniff_log(log)), _mtime(log), found):
+        return None
+    files, note, named = choose_logger_run(found, directory)
+    return LocalLoggerRun(Path(named), files), f"{note}; {log} has no verl step lines"
 
 
 def local_logger_run(path: Path) -> tuple[LocalLoggerRun, str | None] | None:

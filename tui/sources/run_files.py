@@ -37,7 +37,7 @@ class LoggerFiles:
 
 def find_logger_files(log: Path, run_dir: Path | None = None) -> LoggerFiles:
     """Look on this machine for the files ``log`` points at, beside ``run_dir`` and the log."""
-    return choose_logger_files(logger_hints(_sniff(log)), bases_of(log, run_dir), Path.is_file,
+    return choose_logger_files(logger_hints(sniff_log(log)), bases_of(log, run_dir), Path.is_file,
                                lambda path: bool(event_files(Path(path))))
 
 
@@ -85,7 +85,7 @@ def _first(hints: LoggerHints, logger: str, candidates: list[PurePath], bases: l
     return None
 
 
-def _sniff(log: Path) -> str:
+def sniff_log(log: Path) -> str:
     """The head and tail of the log, where verl prints its config and announcements."""
     try:
         with open(log, "rb") as handle:

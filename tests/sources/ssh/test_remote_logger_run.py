@@ -181,3 +181,15 @@ def test_verls_own_tensorboard_only_run_over_ssh_as_locally(ssh_world, tmp_path)
         run = without_console(name, tmp_path)
         remote, local, _ = check_both(home, run)
         assert comparable(remote) == comparable(local) and local["run"]["steps"] >= 8
+
+
+def test_a_remote_log_that_is_not_verls_console_does_not_hide_the_logger_files(ssh_world, tmp_path):
+    from tests.cli.test_targets import hydra_leftovers, without_console
+
+    home, _, _ = ssh_world
+    run = without_console("verl_08_tensorboard_only", tmp_path)
+    log = hydra_leftovers(run, age_s=3600)
+    remote, local, done = check_both(home, run)
+    assert comparable(remote) == comparable(local) and remote["run"]["last_step"] == 8
+    assert remote["run"]["log"].endswith("verl_08_tensorboard_only")
+    assert f"gpu:{log} has no verl step lines" in done.stderr

@@ -50,6 +50,7 @@ class RemoteLog:
         # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
         # set by connect(); then there are no console bytes to stream.
         self.logger_files = None
+        self._chosen: tuple[bool, int, str] | None = None  # the log discovery chose
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -84,6 +85,8 @@ class RemoteLog:
             note = await self._discover()
             if note is None and await remote_logger_run.named_logger_file(self):
                 self._drop_first_backfill()
+            elif note is not None:
+                note = await remote_logger_run.instead_of_log(self, self._chosen) or note
             return note
         except NoLogFound:
             return await remote_logger_run.find_logger_run(self, self.target.path)
@@ -116,7 +119,7 @@ class RemoteLog:
         if not candidates:
             raise NoLogFound(f"{self.label}: no *.log, *.out or *.txt file found; pass --log FILE")
         with_steps = [c for c in candidates if c[0]]
-        chosen = max(with_steps or candidates, key=lambda c: c[1])
+        chosen = self._chosen = max(with_steps or candidates, key=lambda c: c[1])
         self.path = chosen[2]
         self.run_dir = self.target.path
         why = "with verl step lines" if with_steps else "none has step lines yet"

@@ -15,9 +15,11 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from tui.parsers.verl_jsonl import HEAD_BYTES, RECORD_START, is_file_logger_head
+from tui.parsers.verl_loggers import HINT_NEEDLES, logger_hints
 from tui.sources.base import SourceError
 from tui.sources.discovery import MAX_DEPTH
-from tui.sources.logger_run import JSONL, TENSORBOARD, LoggerCandidate, choose_logger_run
+from tui.sources.logger_run import (JSONL, TENSORBOARD, LoggerCandidate, choose_logger_run,
+                                    logger_files_instead)
 from tui.sources.run_files import LoggerFiles
 from tui.sources.ssh import remote_commands
 from tui.sources.tensorboard_events import EVENT_FILE_MARK, is_event_file
@@ -46,14 +48,34 @@ async def listed_candidates(source, root: str) -> list[LoggerCandidate]:
     return found
 
 
-async def find_logger_run(source, directory: str) -> str:
+async def find_logger_run(source, directory: str,
+                          found: list[LoggerCandidate] | None = None) -> str:
     """Make ``source`` (a connected RemoteLog of a directory without a console log) the run
-    of the newest experiment's logger files there; the line saying which."""
-    files, note, named = choose_logger_run(await listed_candidates(source, directory),
-                                           f"{source.target.host}:{directory}")
+    of the newest experiment's logger files there (``found``: already listed); the line
+    saying which."""
+    if found is None:
+        found = await listed_candidates(source, directory)
+    files, note, named = choose_logger_run(found, f"{source.target.host}:{directory}")
     source.path, source.run_dir = str(named), directory
     source.logger_files = files
     return f"{note.replace(str(named), source.label, 1)}"
+
+
+async def instead_of_log(source, chosen: tuple[bool, int, str]) -> str | None:
+    """When the log discovery chose (``(has_steps, mtime, path)``) has no verl step line and
+    is not verl's console (``logger_files_instead``), make ``source`` the run of the
+    directory's logger files and return the line saying so; else None, at no cost for a
+    log with step lines."""
+    has_steps, mtime, log = chosen
+    if has_steps:
+        return None
+    directory = source.target.path
+    hints = logger_hints(await source.run(remote_commands.hint_lines(log, HINT_NEEDLES)))
+    found = await listed_candidates(source, directory)
+    if not found or not logger_files_instead(hints, float(mtime), found):
+        return None
+    note = await find_logger_run(source, directory, found)
+    return f"{note}; {source.target.host}:{log} has no verl step lines"
 
 
 async def named_logger_file(source) -> bool:
