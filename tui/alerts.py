@@ -12,6 +12,7 @@ import json
 import shlex
 import sys
 
+from tui.durations import word_duration
 from tui.rules.findings import CRITICAL, Finding
 
 # A hook that hangs must not pile up processes: give it this long.
@@ -57,7 +58,7 @@ async def run_hook(command: str, finding: Finding, run_label: str) -> str | None
     except asyncio.TimeoutError:
         process.kill()
         await process.wait()
-        return f"--on-critical {shlex.quote(command)} ran over {HOOK_TIMEOUT_S:.0f} s and was stopped"
+        return f"--on-critical {shlex.quote(command)} ran over {word_duration(HOOK_TIMEOUT_S)} and was stopped"
     if process.returncode != 0:
         last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         return f"--on-critical exited with {process.returncode}: {last[0][:200]}"

@@ -12,11 +12,21 @@ import time
 from collections.abc import Callable
 
 from tui.model.run_model import RunModel
+from tui.parsers.crash_block import read_block
 from tui.parsers.log_scanner import LogScanner
+from tui.parsers.records import CrashBlock
 from tui.sources.base import CaughtUp, Data, Lines, LogSource, Reset, Status
 
 # Chunks below this size are parsed inline; a thread hop costs more than them.
 _INLINE_BYTES = 64 * 1024
+# Reading failure blocks: each read covers this much of the log from the first
+# unread block (a few hundred KiB hold every traceback of a crashed run's
+# ranks), starts a little before it (the line before says whether Python
+# ignored the exception), and one pass makes at most this many reads: each is
+# a round trip on a remote box.
+_BLOCK_WINDOW = 256 * 1024
+_LOOK_BEHIND = 1024
+_BLOCK_READS = 4
 
 
 class Feed:
@@ -48,9 +58,12 @@ class Feed:
                 for offset, line in event.lines:
                     records.extend(self.scanner.scan_line(line, offset))
                 self.scanner.skip_to(event.resume_at)
+                if event.mtime is not None:
+                    self.model.note_write(event.mtime)
                 self._fold(records)
             elif isinstance(event, CaughtUp):
                 self._fold(self.scanner.settle())
+                await self._read_failures(follow=True)
             elif isinstance(event, Reset):
                 self.model.reset()
                 self.scanner = LogScanner()
@@ -59,6 +72,7 @@ class Feed:
                 self._notify_status(event)
         if not follow:
             self._fold(self.scanner.finish())
+            await self._read_failures(follow=False)
 
     async def _ingest(self, data: bytes) -> None:
         if len(data) < _INLINE_BYTES:
@@ -71,6 +85,58 @@ class Feed:
         if self.model.apply(records, self.clock()) and self.on_change is not None:
             self.on_change()
 
+    async def _read_failures(self, follow: bool) -> None:
+        """Name the failures the verdict rests on (see ``read_failure_blocks``)."""
+        found = await read_failure_blocks(self.model, self.source, self.scanner.consumed, follow)
+        if found and self.on_change is not None:
+            self.on_change()
+
     def _notify_status(self, event: Status | Reset) -> None:
         if self.on_status is not None:
             self.on_status(event)
+
+
+async def read_failure_blocks(model: RunModel, source: LogSource, known_end: int,
+                              follow: bool) -> list[CrashBlock]:
+    """Read what the model's unread failure blocks say (their exception lines) into it.
+
+    Only the blocks the verdict rests on and the latest few are read (see
+    ``RunModel.unread_failures``), in windows of the log around them, so a
+    log whose reward function prints a traceback per sample costs a bounded
+    number of reads. ``known_end`` is where the bytes read so far end; with
+    ``follow`` a block still being written there is left for a later pass.
+    Returns the blocks read, for a caller that keeps records of its own.
+    """
+    found: list[CrashBlock] = []
+    waiting: set[int] = set()
+    for _ in range(_BLOCK_READS):
+        pending = [f for f in model.unread_failures() if f.offset not in waiting
+                   and f.offset not in {block.offset for block in found}]
+        if not pending or pending[0].offset >= known_end:
+            break
+        start = max(0, pending[0].offset - _LOOK_BEHIND)
+        stop = min(known_end, pending[0].offset + _BLOCK_WINDOW)
+        window = await source.read_range(start, stop)
+        stop = start + len(window)
+        new: list[CrashBlock] = []
+        for failure in pending:
+            if failure.offset >= stop:
+                break
+            cut_short = stop < known_end
+            block = read_block(window, start, failure.offset, failure.marker.kind,
+                               more_may_come=cut_short or follow)
+            if block is None and failure is pending[0] and cut_short:
+                # Longer than a window without an exception line: take it as it is.
+                block = read_block(window, start, failure.offset, failure.marker.kind, False)
+            if block is None:
+                if not cut_short:
+                    waiting.add(failure.offset)  # still being written: a later pass
+                break
+            new.append(block)
+        if not new:
+            if not waiting:
+                break
+            continue
+        found += new
+        model.apply(new, 0.0)
+    return found

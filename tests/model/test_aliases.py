@@ -15,3 +15,26 @@ def test_validation_keys_of_every_version():
     assert VALIDATION.resolve({"val/test_score/openai/gsm8k"}) == "val/test_score/openai/gsm8k"
     assert VALIDATION.resolve({"test_score/openai/gsm8k"}) == "test_score/openai/gsm8k"
     assert VALIDATION.resolve({"val-core/x/acc/best@4/mean", "critic/score/mean"}) is None
+
+
+def test_kl_is_the_kl_to_the_reference_never_the_ppo_update_size():
+    from tui.model.aliases import KL
+    from tui.model.series import Series
+
+    def series(*values):
+        out = Series()
+        for step, value in enumerate(values, 1):
+            out.set(step, value)
+        return out
+
+    # PPO with the KL in the reward (older verl): critic/kl, not actor/ppo_kl.
+    assert KL.resolve({"actor/ppo_kl": series(0.0), "critic/kl": series(0.15)}) == "critic/kl"
+    assert KL.resolve({"actor/ppo_kl": series(0.001)}) is None
+    # Today's verl prints actor/kl_loss:0.0 on every step when use_kl_loss is off.
+    assert KL.resolve({"actor/kl_loss": series(0.0, 0.0),
+                       "actor/reward_kl_penalty": series(0.02, 0.03)}) == "actor/reward_kl_penalty"
+    # With use_kl_loss on, the KL loss is the KL to the reference.
+    assert KL.resolve({"actor/kl_loss": series(0.01, 0.02),
+                       "actor/reward_kl_penalty": series(0.0, 0.0)}) == "actor/kl_loss"
+    # A KL loss that is still zero and nothing else: that is the KL.
+    assert KL.resolve({"actor/kl_loss": series(0.0)}) == "actor/kl_loss"

@@ -1,4 +1,4 @@
-"""Crash markers, each recognised by kind."""
+"""Crash markers: each failure a run prints is recognised by kind; the same words in prose are not."""
 
 import pytest
 
@@ -8,21 +8,60 @@ from tui.parsers.incidents import match_incident
 @pytest.mark.parametrize(
     ("line", "kind"),
     [
-        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.91 GiB.", "cuda-oom"),
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.91 GiB.", "oom"),
+        ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB", "oom"),
+        ("RuntimeError: NPU out of memory. Tried to allocate 1.76 GiB (NPU 3; 60.97 GiB total)", "oom"),
+        ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1024.00 MiB.", "oom"),
+        ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+         "to allocate 4.00GiB", "oom"),
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+         "oom"),
+        ("node_manager.cc:3193: 1 Workers (tasks / actors) killed due to memory pressure (OOM), "
+         "0 Workers crashed due to other reasons", "oom"),
+        ("Out of memory: Killed process 12345 (python3) total-vm:123kB", "oom"),
         ("[rank7]:[E419 10:42:28.858931807 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog caught "
-         "collective operation timeout: WorkNCCL(SeqNum=4486, OpType=ALLTOALL)", "nccl-timeout"),
+         "collective operation timeout: WorkNCCL(SeqNum=4486, OpType=ALLTOALL)", "collective-timeout"),
         ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
          "actor-died"),
         ("A worker died or was killed while executing a task by an unexpected system error.",
          "actor-died"),
+        ("2025-03-01 12:00:00,001\tERROR worker.py:409 -- Unhandled error (suppress with "
+         "'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::WorkerDict.generate() (pid=1, ip=10.0.0.1)",
+         "ray-error"),
+        ("ray.exceptions.RayTaskError(ValueError): ray::TaskRunner.run() (pid=1, ip=10.0.0.1)",
+         "ray-error"),
         ("Error executing job with overrides: ['algorithm.adv_estimator=grpo']", "hydra-error"),
+        ("run_grpo.sh: line 12: 123456 Killed                  python3 -m verl.trainer.main_ppo",
+         "killed"),
+        ("Killed", "killed"),
+        ("Segmentation fault (core dumped)", "fatal-signal"),
+        ("Fatal Python error: Segmentation fault", "fatal-signal"),
+        ("terminate called after throwing an instance of 'c10::DistBackendError'", "fatal-signal"),
         ("Traceback (most recent call last):", "traceback"),
+        ('  File "/verl/verl/trainer/main_ppo.py", line 64, in main', "traceback"),
     ],
 )
 def test_each_kind_of_failure(line, kind):
     incident = match_incident(line, 42)
-    assert incident.kind == kind and incident.offset == 42 and incident.text == line
+    assert incident is not None and incident.kind == kind
+    assert incident.offset == 42 and incident.text == line.strip()
 
 
-def test_ordinary_lines_are_not_incidents():
-    assert match_incident("step:1 - actor/pg_loss:0.1", 0) is None
+@pytest.mark.parametrize(
+    "line",
+    [
+        "step:1 - actor/pg_loss:0.1",
+        "Tip: lower the batch size to avoid running out of memory",
+        "The model thinks the robber was Killed by the guard",
+        "He said: Killed it! Great job.",
+        "we use gradient checkpointing so we never run out of memory here",
+        'Answer: the string ", line " appears in the prompt',
+    ],
+)
+def test_the_same_words_in_prose_are_not_failures(line):
+    assert match_incident(line, 0) is None
+
+
+def test_a_ray_or_rank_prefix_does_not_hide_a_failure():
+    incident = match_incident("[rank3]: torch.OutOfMemoryError: CUDA out of memory.", 0)
+    assert incident is not None and incident.kind == "oom"

@@ -165,7 +165,8 @@ def test_total_training_steps_announcement():
 
 
 @pytest.mark.parametrize(("prefix", "kinds"), [
-    ("018", {"cuda-oom"}), ("021", {"nccl-timeout"}), ("008", {"hydra-error", "traceback"}),
+    ("018", {"oom", "traceback"}), ("021", {"collective-timeout"}),
+    ("008", {"hydra-error", "ray-error", "traceback"}),
     ("009", {"actor-died", "hydra-error", "traceback"}),
 ])
 def test_incidents_with_offsets(prefix, kinds):

@@ -1,10 +1,12 @@
 """The rules over whole real runs, and the engine's incremental bookkeeping."""
 
+import asyncio
 import math
 
 import pytest
 
 from tests.corpus import verl_log
+from tui.cli.check import load
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import IncidentRecord, RunEndRecord, StepRecord
@@ -52,12 +54,22 @@ def test_nan_loss_is_critical():
     assert found["loss-nan"][0].to_json()["value"] == "nan"
 
 
-@pytest.mark.parametrize(("prefix", "kind"), [("018", "cuda-oom"), ("021", "nccl-timeout"),
-                                              ("009", "actor-died"), ("008", "hydra-error"),
-                                              ("008", "traceback")])
-def test_crashes_are_critical(prefix, kind):
-    crashes = findings_of(model_of(prefix))["crash"]
-    assert any(f.value == kind and f.severity == "critical" for f in crashes)
+def read_whole(prefix: str) -> RunModel:
+    """The corpus log read the way ``check`` reads it (failure blocks read too)."""
+    return asyncio.run(load(str(verl_log(prefix)), None))
+
+
+@pytest.mark.parametrize(("prefix", "kind", "exception"), [
+    ("018", "oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.91 GiB"),
+    ("021", "collective-timeout", "[E419 10:42:28.858931807 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog"),
+    ("008", "ray-error", "RuntimeError: No backend type associated with device type cpu"),
+    ("009", "actor-died", "ray.exceptions.ActorDiedError: The actor died unexpectedly"),
+])
+def test_crashes_are_critical_and_name_what_failed(prefix, kind, exception):
+    (crash,) = findings_of(read_whole(prefix))["crash"]
+    assert crash.severity == "critical" and crash.value == kind
+    assert crash.exception.startswith(exception) and exception in crash.message
+    assert crash.offset is not None and "before the first step" in crash.message
 
 
 def test_the_22543_second_step_and_the_length_surge_of_034_are_flagged():
@@ -68,9 +80,16 @@ def test_the_22543_second_step_and_the_length_surge_of_034_are_flagged():
     assert length.first_step >= 150 and length.severity == "warning"
 
 
-def test_ray_teardown_after_a_finished_run_is_only_a_warning():
-    crashes = findings_of(model_of("034"))["crash"]
-    assert [f.severity for f in crashes] == ["warning"] and "after the run finished" in crashes[0].message
+def test_failures_the_run_went_on_after_or_printed_after_its_end_are_warnings():
+    found = findings_of(read_whole("034"))
+    assert "crash" not in found
+    went_on, after_end = found["errors"]
+    assert went_on.severity == after_end.severity == "warning"
+    # Two Ray workers segfaulted during step 210, and the run finished anyway.
+    assert went_on.count == 2 and went_on.last_step == 209
+    assert went_on.exception == "Fatal Python error: Segmentation fault"
+    # Two raylet lines, one after the other: one burst of Ray tearing its workers down.
+    assert "after the run printed its end" in after_end.message and after_end.count == 1
 
 
 def steps(model: RunModel, points: list[tuple[int, dict]], at: float = 0.0) -> None:
@@ -148,9 +167,9 @@ def test_disabled_rules_do_not_run():
 def test_incident_step_is_the_last_step_before_it():
     model = RunModel()
     steps(model, [(1, {"a": 1.0}), (2, {"a": 1.0})])
-    model.apply([IncidentRecord("cuda-oom", "CUDA out of memory", 350)], now=0)
+    model.apply([IncidentRecord("oom", "CUDA out of memory", 350)], now=0)
     (crash,) = findings_of(model)["crash"]
-    assert crash.first_step == 2 and crash.severity == "critical"
+    assert crash.first_step == 2 and crash.severity == "critical" and "after step 2" in crash.message
 
 
 def test_accelerator_rules_on_device_readings():
@@ -171,3 +190,17 @@ def test_accelerator_rules_on_device_readings():
     assert found["gpu-idle"].value == pytest.approx(20.0)
     assert found["gpu-idle"].metric == "box:0 NVIDIA H100 80GB HBM3"
     assert all(f.severity == "warning" for f in found.values())
+
+
+@pytest.mark.parametrize(("prefix", "key"), [("033", "critic/kl"), ("032", "actor/kl_loss")])
+def test_kl_high_reads_the_kl_to_the_reference(prefix, key):
+    (kl,) = findings_of(model_of(prefix))["kl-high"]
+    assert kl.metric == key and kl.count > 100
+
+
+def test_kl_high_skips_a_kl_loss_that_is_zero_because_unused():
+    model = RunModel()
+    steps(model, [(s, {"actor/kl_loss": 0.0, "actor/ppo_kl": 0.5, "actor/reward_kl_penalty": 0.06})
+                  for s in range(1, 4)])
+    (kl,) = findings_of(model)["kl-high"]
+    assert kl.metric == "actor/reward_kl_penalty" and kl.count == 3

@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import time
 
 import pytest
 
@@ -137,3 +138,14 @@ async def test_grep_backfill_stops_at_the_last_whole_line_and_following_goes_on(
     assert lines[-1].resume_at == 21
     assert [offset for e in lines for offset, _ in e.lines] == [8]
     assert plain(events[-1:]) == [(21, b"step:2 - a:")]
+
+
+async def test_a_grep_backfilled_log_says_how_old_its_lines_are(tmp_path):
+    # Ending with a whole line, nothing follows the backfill: only the Lines can say the
+    # log's age, and a log untouched for two hours looked a few seconds old.
+    log = tmp_path / "run.log"
+    log.write_bytes(b"chatter\nstep:1 - a:1 - timing_s/step:2\nstep:2 - a:1 - timing_s/step:2\n")
+    two_hours_ago = time.time() - 7200
+    os.utime(log, (two_hours_ago, two_hours_ago))
+    model = await load(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
+    assert model.last_step == 2 and abs(model.last_step_at - two_hours_ago) < 1

@@ -93,3 +93,24 @@ async def test_the_file_loggers_exact_values_reach_the_panels(tmp_path):
                        and app.model.series["actor/entropy"].source_at(4) == Source.JSONL,
                        "the JSONL value of step 4")
         assert app.model.series["actor/entropy"].value_at(4) != 0.5  # the file logger's exact value
+
+
+async def test_a_run_that_crashes_while_watched_says_so_and_what_failed(tmp_path):
+    """Steps, then (written while the dashboard follows) the real OOM traceback of corpus 018:
+    the header, the title and the findings name the exception line and the step it followed."""
+    from tests.corpus import verl_log
+
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_lines(12)))
+    app = RecordingApp(LocalFile(log, poll_seconds=0.05))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.model.last_step == 12, "the steps")
+        with open(log, "ab") as handle:
+            handle.write(verl_log("018").read_bytes() + b"\n")
+        await wait_for(pilot, lambda: "crashed:" in header_text(app), "the crash in the header")
+        assert "torch.OutOfMemoryError: CUDA out of memory" in header_text(app)
+        assert "crash: torch.OutOfMemoryError" in app.title
+        (crash,) = [f for f in app.findings if f.rule == "crash"]
+        assert crash.severity == "critical" and crash.first_step == 12
+        assert "after step 12" in crash.message
+        assert app.bells == 1

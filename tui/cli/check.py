@@ -24,6 +24,7 @@ from tui.parsers.values import format_value
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import CRITICAL, WARNING, Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
+from tui.rules.run_state import run_state
 from tui.sources.base import LogSource, SourceError
 
 
@@ -85,6 +86,7 @@ def report(target: str, model: RunModel, findings: list[Finding],
         "target": target,
         "run": {
             "log": model.log,
+            "state": run_state(model, findings).value,
             "steps": model.step_count,
             "last_step": model.last_step,
             "total_steps": model.total_steps,
@@ -125,7 +127,8 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
     """A short human summary of the same facts."""
     run = result["run"]
     total = f"/{run['total_steps']}" if run["total_steps"] else ""
-    lines = [f"{run['log']}: step {run['last_step']}{total}, {run['steps']} steps with metrics"]
+    lines = [f"{run['log']}: {run['state']}, step {run['last_step']}{total}, "
+             f"{run['steps']} steps with metrics"]
     if run["sec_per_it"] is not None:
         lines.append(f"  {run['sec_per_it']:.2f} s/it" + (
             f", ETA {run['eta_s'] / 3600:.1f} h" if run["eta_s"] is not None else ""))

@@ -38,6 +38,7 @@ from tui.cli.status_state import (
 )
 from tui.cli.targets import OpenedTarget, open_target
 from tui.config import load_config
+from tui.feed import read_failure_blocks
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import CRITICAL, WARNING, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
@@ -84,6 +85,9 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
             state = StatusState(source.label)
         now = time.time()
         await read_new(source, state, context_steps(rules), now)
+        # Name a crash by its exception line: read its block once, keep what it says.
+        blocks = await read_failure_blocks(state.model(), source, state.read_to, follow=True)
+        state.keep(list(blocks), now, context_steps(rules))
         save_state(cache_dir, state)
     finally:
         await source.close()
@@ -139,6 +143,8 @@ async def read_new(source: LogSource, state: StatusState, context: int, now: flo
             records = [record for offset, line in event.lines
                        for record in scanner.scan_line(line, offset)]
             scanner.skip_to(event.resume_at)
+            if event.mtime is not None:  # when the newest of these old lines was written
+                state.last_write_at = max(state.last_write_at or 0.0, event.mtime)
             state.keep(records, now, context)
             state.read_to, tail_unknown = event.resume_at, True
     state.keep(scanner.settle(), now, context)

@@ -8,7 +8,8 @@ rewritten on every call. What is kept instead is small and bounded:
 * the scanner, mid-log (its offset, a half-written last line, its counters);
 * the last few hundred step records — as many as the rules look back, twice
   over — plus the latest total, training progress bar and end marker, and
-  the incidents printed since the oldest of those steps.
+  the incidents printed since the oldest of those steps, with what their
+  blocks say once read (the exception a crash ended on).
 
 Each call feeds the new bytes in and rebuilds a small model from what is
 kept, and the rules judge that. So ``status`` reports the state of the
@@ -35,6 +36,7 @@ from tui import __version__
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import (
+    CrashBlock,
     IncidentRecord,
     ProgressRecord,
     Record,
@@ -50,8 +52,10 @@ from tui.rules.rule_file import RuleSpec
 TAIL_BYTES = 64
 # Never fewer step records than this, whatever the rules ask for.
 MIN_CONTEXT_STEPS = 200
-# Bumped when StatusState changes shape; older cache files are then ignored.
-_FORMAT = 1
+# Bumped when StatusState changes shape or meaning; older cache files are then ignored.
+# 2: failure blocks kept. 3: a remote log's last_write_at is the box's mtime, not when
+# its bytes arrived (a kept arrival time would keep a hung run looking fresh for good).
+_FORMAT = 3
 
 
 def context_steps(rules: Iterable[RuleSpec]) -> int:
@@ -77,6 +81,8 @@ class StatusState:
     progress: ProgressRecord | None = None
     end: RunEndRecord | None = None
     incidents: list[IncidentRecord] = field(default_factory=list)
+    # What the failure blocks among those incidents say, once read.
+    blocks: list[CrashBlock] = field(default_factory=list)
     # When a new highest step was first read, and when the log was last written.
     newest_seen_at: float | None = None
     last_write_at: float | None = None
@@ -96,17 +102,20 @@ class StatusState:
                 self.end = record
             elif isinstance(record, IncidentRecord):
                 self.incidents.append(record)
+            elif isinstance(record, CrashBlock):
+                self.blocks.append(record)
         while len(self.steps) > context:
             self.steps.popleft()
         if self.steps:
             oldest = self.steps[0].offset
             self.incidents = [incident for incident in self.incidents if incident.offset >= oldest]
+            self.blocks = [block for block in self.blocks if block.offset >= oldest]
 
     def model(self) -> RunModel:
         """A run model of the kept records, for the rules and the status line."""
         model = RunModel(self.log)
         records = [*(r for r in (self.total, self.progress) if r is not None), *self.steps,
-                   *self.incidents, *(r for r in (self.end,) if r is not None)]
+                   *self.incidents, *self.blocks, *(r for r in (self.end,) if r is not None)]
         model.apply(records, self.newest_seen_at or 0.0)
         if self.last_write_at is not None:
             model.note_write(self.last_write_at)

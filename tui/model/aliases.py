@@ -8,8 +8,25 @@ fills the same panel.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from tui.model.series import Series
+
+
+def live_key(keys: list[str], series: Mapping[str, Series] | None) -> str | None:
+    """The first of ``keys`` whose series is not all zero, else the first.
+
+    Today's verl prints ``actor/kl_loss:0.0`` on every step of a run that puts
+    its KL in the reward instead (use_kl_loss off), beside the real value in
+    ``actor/reward_kl_penalty``: a constant zero there means "not used".
+    """
+    if series is not None:
+        for key in keys:
+            found = series.get(key)
+            if found is not None and found.finite_range() not in ((0.0, 0.0), None):
+                return key
+    return keys[0] if keys else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,13 +37,17 @@ class Concept:
     title: str
     keys: tuple[str, ...] = ()
     pattern: re.Pattern[str] | None = None
+    # A series of zeros is an unused alias (see ``live_key``); needs the series.
+    skip_zero: bool = False
 
-    def resolve(self, available: Iterable[str]) -> str | None:
-        """The key that carries this concept in a run with these keys."""
+    def resolve(self, available: Iterable[str] | Mapping[str, Series]) -> str | None:
+        """The key that carries this concept in a run with these keys (or series)."""
         present = set(available)
-        for key in self.keys:
-            if key in present:
-                return key
+        found = [key for key in self.keys if key in present]
+        if self.skip_zero and found:
+            return live_key(found, available if isinstance(available, Mapping) else None)
+        if found:
+            return found[0]
         if self.pattern is not None:
             matches = sorted(k for k in present if self.pattern.search(k))
             if matches:
@@ -43,7 +64,13 @@ TRAIN_REWARD = Concept("reward", "train reward",
 VALIDATION = Concept("val", "validation score", pattern=_VALIDATION)
 POLICY_LOSS = Concept("pg_loss", "policy loss",
                       ("actor/pg_loss", "actor/loss", "train/loss", "loss"))
-KL = Concept("kl", "KL loss", ("actor/kl_loss", "actor/ppo_kl", "kl"))
+# KL to the reference policy: the KL loss (use_kl_loss), else the KL put in
+# the reward (``actor/reward_kl_penalty`` today, ``critic/kl`` in older verl),
+# else other trainers' names. Never ``actor/ppo_kl``: that is PPO's estimate of
+# the old-vs-new policy KL, the size of one update, a different quantity.
+KL = Concept("kl", "KL to reference",
+             ("actor/kl_loss", "actor/reward_kl_penalty", "critic/kl", "kl", "objective/kl"),
+             skip_zero=True)
 ENTROPY = Concept("entropy", "entropy", ("actor/entropy", "actor/entropy_loss", "entropy"))
 GRAD_NORM = Concept("grad_norm", "grad norm",
                     ("actor/grad_norm", "critic/grad_norm", "grad_norm"))

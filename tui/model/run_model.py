@@ -14,7 +14,9 @@ from tui.model.aliases import STEP_TIME, Concept
 from tui.model.merge import Source, TaggedSeries
 from tui.model.series import Series
 from tui.model.step_index import StepIndex
+from tui.model.failures import Failure, group_failures
 from tui.parsers.records import (
+    CrashBlock,
     IncidentRecord,
     ProgressRecord,
     Record,
@@ -57,6 +59,12 @@ class RunModel:
         self.progress: Progress | None = None
         self.announced_total: int | None = None
         self.incidents: list[IncidentRecord] = []
+        # What each failure block says, by its first marker's offset, once read.
+        self.crash_blocks: dict[int, CrashBlock] = {}
+        self._failures: tuple[tuple[int, int, int], list[Failure]] | None = None
+        # Where the last console step line ends and where the run printed its end.
+        self.last_step_line_end = -1
+        self.end_marker_offset: int | None = None
         self.sample_offsets: list[int] = []
         self.dropped_items = 0
         self.last_new_step_at: float | None = None
@@ -83,10 +91,14 @@ class RunModel:
                 self.announced_total = record.total
             elif isinstance(record, IncidentRecord):
                 self.incidents.append(record)
+            elif isinstance(record, CrashBlock):
+                self.crash_blocks[record.offset] = record
             elif isinstance(record, SampleMarkRecord):
                 self.sample_offsets.append(record.offset)
             elif isinstance(record, RunEndRecord):
                 self.end_marker_seen = True
+                if self.end_marker_offset is None or record.offset > self.end_marker_offset:
+                    self.end_marker_offset = record.offset
         self.version += 1
         return True
 
@@ -100,6 +112,7 @@ class RunModel:
             last = self.step_index.last_step()
             self.step_index.add(record.step, record.offset, record.end)
             self._logger_only_steps.discard(record.step)
+            self.last_step_line_end = max(self.last_step_line_end, record.end)
             if last is None or record.step > last:
                 self.last_new_step_at = now
         elif self.step_index.span(record.step) is None:
@@ -140,6 +153,22 @@ class RunModel:
             merged = sorted({*self.step_index.steps, *self._logger_only_steps})
             self._every_step = (made_from, array("q", merged))
         return self._every_step[1]
+
+    def failures(self) -> list[Failure]:
+        """The failure blocks of the log in order: incident markers grouped by block."""
+        made_from = (len(self.incidents), len(self.crash_blocks), len(self.step_index))
+        if self._failures is None or self._failures[0] != made_from:
+            self._failures = (made_from, group_failures(self.incidents, self.crash_blocks,
+                                                        self.step_index.step_before))
+        return self._failures[1]
+
+    def unread_failures(self, recent: int = 8) -> list[Failure]:
+        """Failures whose block has not been read: every one after the last step line
+        (the verdict rests on them) and the ``recent`` latest before it (to name them)."""
+        failures = self.failures()
+        after = [f for f in failures if f.offset >= self.last_step_line_end]
+        before = [f for f in failures if f.offset < self.last_step_line_end][-recent:]
+        return [f for f in before + after if f.block is None]
 
     @property
     def last_step(self) -> int | None:

@@ -1,32 +1,153 @@
-"""Lines that mean a run is failing: crashes, OOM, NCCL hangs, dead actors.
+"""Lines that mean a run is failing: tracebacks, OOM, collective timeouts, dead actors, kills.
 
-Matched on plain substrings so the scanner can find them at memchr speed; the
-first kind that matches a line wins, most specific first.
+Each kind is found in two steps. A plain substring (a *needle*) picks the
+candidate lines at memchr speed, here and in the ``grep -F`` that runs on a
+remote box; then a pattern confirms that the line says what a failing run
+prints and not the same words in prose ("to avoid running out of memory",
+"Killed two birds"). The first kind that confirms wins, most specific first,
+so an OOM traceback line is an OOM.
+
+A marker line is only where a failure shows; what failed — the exception
+line at the end of the traceback — is read from the lines after it by
+:mod:`tui.parsers.crash_block`, which needs the bytes around the marker.
 """
 
 from __future__ import annotations
 
-from tui.parsers.records import IncidentRecord
+import re
 
-# (kind, substrings) — order matters: an OOM traceback line is an OOM.
-INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # "CUDA out of memory", and the NPU/HIP spellings of the same failure.
-    ("cuda-oom", ("out of memory",)),
-    ("nccl-timeout", ("Watchdog caught collective operation timeout",)),
-    # ``ActorDiedError: The actor died unexpectedly…`` and the raylet's
-    # ``A worker died or was killed…``.
-    ("actor-died", ("died unexpectedly", "died or was killed")),
-    ("hydra-error", ("Error executing job with overrides",)),
-    ("traceback", ("Traceback (most recent call last)",)),
+from tui.parsers.records import IncidentRecord
+from tui.parsers.text import PROCESS_PREFIX
+
+OOM = "oom"
+COLLECTIVE_TIMEOUT = "collective-timeout"
+DEVICE_ERROR = "device-error"
+ACTOR_DIED = "actor-died"
+RAY_ERROR = "ray-error"
+HYDRA_ERROR = "hydra-error"
+KILLED = "killed"
+FATAL_SIGNAL = "fatal-signal"
+TRACEBACK = "traceback"
+
+# A traceback frame: ``  File "/verl/trainer/main_ppo.py", line 42, in run``.
+FRAME_NEEDLE = '", line '
+# The line a traceback ends on: ``RuntimeError: boom``, ``torch.OutOfMemoryError:
+# CUDA out of memory…``, ``ray.exceptions.RayTaskError(OutOfMemoryError): ray::…``,
+# a bare ``AssertionError``, ``KeyboardInterrupt``. Warnings (``UserWarning: …``)
+# are not exceptions, and neither is a bare ``Error:`` (no Python class prints so).
+EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault|Timeout)"
+    r"|Exception|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit)"
+    r"(?:\([\w.]+\))?(?::(?=\s|$)|\s*$)"
 )
-# The text kept per incident; the full context is fetched by offset on demand.
+# Where a line begins once the noise in front of a failure is gone: a tqdm bar
+# it is glued to, a log-paste's line number (``[1833] ``).
+_LEAD = re.compile(r"^(?:\[\d+\] )?(?:[^|\n]{0,200}?\d{1,3}%\|[^|\n]{0,400}\|[^\[\n]{0,40}"
+                   r"\[[^\]\n]{0,80}\])?")
+
+# (kind, needles, confirming pattern or None when a needle says enough).
+# Needles are chosen to be rare in the natural-language chatter that fills
+# real logs (reward functions print whole model answers): each one costs the
+# box's grep a little on every byte of a multi-gigabyte log.
+INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ...] = (
+    # torch's ``CUDA out of memory`` / ``NPU out of memory`` / ``HIP out of memory``,
+    # ``torch.OutOfMemoryError``, Ray's ``ray.exceptions.OutOfMemoryError`` and the
+    # raylet's "killed due to memory pressure", XLA's ``RESOURCE_EXHAUSTED``, the
+    # kernel's ``Out of memory: Killed process``, torch's CPU allocator.
+    (OOM, ("ut of memory", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "memory pressure",
+           "can't allocate memory"),
+     re.compile(r"\b(?:CUDA|NPU|HIP|XPU|GPU|MPS|CPU|[Dd]evice)\s+out of memory"
+                r"|Out of memory: Kill|OutOfMemoryError|RESOURCE_EXHAUSTED"
+                r"|killed due to memory pressure|can't allocate memory"
+                r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory")),
+    # NCCL's watchdog (``Watchdog caught collective operation timeout``) and what
+    # follows it (``Process group watchdog thread terminated``, ``Some NCCL
+    # operations have failed or timed out``).
+    (COLLECTIVE_TIMEOUT, ("Watchdog caught collective",
+                          "watchdog thread terminated", "NCCL operations have failed"), None),
+    # The accelerator itself failed: CUDA errors and device-side asserts, and
+    # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows).
+    (DEVICE_ERROR, ("CUDA error", "device-side assert", "illegal memory access", "Assertion `",
+                    "Inner Error"),
+     re.compile(r"CUDA error|device-side assert|illegal memory access|Assertion `.*` failed"
+                r"|^E[A-Z0-9]\d{4}: |E[A-Z0-9]\d{4}: Inner Error")),
+    # ``ActorDiedError: The actor died unexpectedly…`` and the raylet's
+    # ``A worker died or was killed…`` (a weak sign on its own: see ``weak``).
+    (ACTOR_DIED, ("died unexpectedly", "died or was killed", "ActorDiedError"), None),
+    # Ray's own reports of a failed task or job: ``Unhandled error (suppress with …)``,
+    # ``ray.exceptions.RayTaskError(XxxError)``, ``RaySystemError``, ``Job 'raysubmit_…'
+    # failed``, ``Job entrypoint command failed with exit code 1``.
+    (RAY_ERROR, ("Unhandled error", "RayTaskError", "RaySystemError", "raysubmit_",
+                 "entrypoint command failed"),
+     re.compile(r"Unhandled error \(suppress|RayTaskError|RaySystemError|Job '[^']+' failed"
+                r"|entrypoint command failed")),
+    (HYDRA_ERROR, ("Error executing job with overrides",), None),
+    # A child killed by SIGKILL (the kernel's OOM killer, a scheduler), as the
+    # shell says it (``run.sh: line 3: 12345 Killed  python3 …``, a bare
+    # ``Killed``, ``已杀死`` in a Chinese locale) or a launcher does (DeepSpeed's
+    # ``sigkill_handler] Killing subprocess N`` once one rank has failed).
+    (KILLED, ("Killed", "已杀死", "Killing subprocess"),
+     re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?(?:Killed|已杀死)(?:\s|$)"
+                r"|sigkill_handler\] Killing subprocess")),
+    # A process that died of a signal or aborted in C++ (glog's ``*** SIGSEGV
+    # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose).
+    (FATAL_SIGNAL, ("Segmentation fault", "core dumped", "Fatal Python error",
+                    "terminate called after throwing", "received at time="),
+     re.compile(r"Segmentation fault|core dumped|Fatal Python error|terminate called after"
+                r"|\*\*\* SIG(?!TERM|INT)[A-Z]+ received at time=")),
+    # A traceback's header, its first frame where the header was cut off (a
+    # log excerpt, a header glued into another process's line), or its
+    # exception line alone.
+    (TRACEBACK, ("Traceback (most recent call last)", FRAME_NEEDLE, "Error:", "Exception:",
+                 "KeyboardInterrupt"), None),
+)
+_TRACEBACK_LINE = re.compile(r'Traceback \(most recent call last\)|^File "[^"]*", line \d+')
+# The kinds ranked as the cause a user needs to hear first: the ones that say
+# why a process died, then the ones that only say that it did.
+CAUSE_ORDER = (OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED, ACTOR_DIED, RAY_ERROR,
+               HYDRA_ERROR, TRACEBACK)
+ROOT_CAUSES = frozenset((OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED))
+# How each kind reads in a finding.
+KIND_WORDS = {
+    OOM: "out of memory",
+    COLLECTIVE_TIMEOUT: "collective (NCCL/HCCL) timeout",
+    DEVICE_ERROR: "accelerator error (CUDA/NPU)",
+    ACTOR_DIED: "Ray actor died",
+    RAY_ERROR: "Ray task failed",
+    HYDRA_ERROR: "the job failed (Hydra)",
+    KILLED: "killed (SIGKILL, often the kernel's OOM killer)",
+    FATAL_SIGNAL: "the process aborted",
+    TRACEBACK: "exception",
+}
+# The text kept per incident; the full context is read by offset when needed.
 _MAX_TEXT = 400
 
 
+def incident_needles() -> tuple[str, ...]:
+    """Every needle of every kind, for the scanner and the box's grep."""
+    return tuple(needle for _, needles, _ in INCIDENT_PATTERNS for needle in needles)
+
+
 def match_incident(segment: str, offset: int) -> IncidentRecord | None:
-    """Return an incident if ``segment`` contains one of the crash markers."""
-    for kind, needles in INCIDENT_PATTERNS:
-        for needle in needles:
-            if needle in segment:
-                return IncidentRecord(kind=kind, text=segment.strip()[:_MAX_TEXT], offset=offset)
+    """Return an incident if ``segment`` (a cleaned line) says a run is failing."""
+    for kind, needles, confirm in INCIDENT_PATTERNS:
+        if not any(needle in segment for needle in needles):
+            continue
+        text = segment.strip()
+        line = _LEAD.sub("", PROCESS_PREFIX.sub("", text), count=1).strip()
+        line = PROCESS_PREFIX.sub("", line)
+        if kind == TRACEBACK:
+            if not (_TRACEBACK_LINE.search(line) or EXCEPTION_LINE.match(line)):
+                continue
+        elif confirm is not None and confirm.search(line) is None:
+            continue
+        return IncidentRecord(kind=kind, text=text[:_MAX_TEXT], offset=offset)
     return None
+
+
+def weak(incident_text: str) -> bool:
+    """A marker that alone says nothing fatal: the raylet's "A worker died or was
+    killed" is printed for workers Ray restarts and for its own teardown; the
+    driver's error that follows a real death is what names it."""
+    return "died or was killed" in incident_text and EXCEPTION_LINE.match(incident_text) is None

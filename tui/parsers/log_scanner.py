@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from tui.parsers import hard_wrap
-from tui.parsers.incidents import INCIDENT_PATTERNS, match_incident
+from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
 from tui.parsers.records import (
     Record,
     RunEndRecord,
@@ -29,9 +29,10 @@ from tui.parsers.trainer_dicts import parse_dict_line
 from tui.parsers.verl_steps import find_step, parse_items
 
 _TOTAL_STEPS = re.compile(r"Total training steps: (\d+)")
-# verl prints the final validation metrics after its last step; wandb prints
-# where its logs are when the run calls finish().
-_RUN_END = ("Final validation metrics", "Find logs at:")
+# verl prints the final validation metrics after its last step. (wandb's
+# ``Find logs at:`` and run summary are printed on any exit, a crash too: they
+# say nothing about how the run ended.)
+_RUN_END = ("Final validation metrics",)
 
 # Every line any grammar could want contains one of these; all other lines
 # are skipped without being decoded.
@@ -42,9 +43,13 @@ NEEDLES: tuple[bytes, ...] = (
     b"[prompt]",
     b"'loss':",
     *(marker.encode() for marker in _RUN_END),
-    *(needle.encode() for _, needles in INCIDENT_PATTERNS for needle in needles),
+    *(needle.encode() for needle in incident_needles()),
 )
 
+# A frame line this close after another incident line belongs to the same
+# traceback: the block is read whole from its first marker when it matters
+# (tui.parsers.crash_block), so its frames need no record each.
+_SAME_BLOCK_BYTES = 4096
 # A line longer than this is not a log line anyone printed on purpose (binary
 # junk, a runaway print); it is skipped whole and counted.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -69,6 +74,8 @@ class LogScanner:
         self._buf_offset = offset
         self._dict_lines = 0
         self.skipped_lines = 0
+        # Where the last incident line started (frames close after it are dropped).
+        self._last_incident: int | None = None
 
     @property
     def consumed(self) -> int:
@@ -203,6 +210,9 @@ class LogScanner:
             bar = parse_bar(bar_text, offset)
             if bar is not None:
                 records.append(bar)
+                if found is None:
+                    # A traceback printed while a bar had no newline yet is glued to it.
+                    records.extend(self._incident(segment, offset))
             if found is not None:
                 step, items_at = found
                 metrics, dropped = parse_items(segment[items_at:])
@@ -210,6 +220,7 @@ class LogScanner:
                     metrics.pop(next(reversed(metrics)))
                     dropped += 1
                 records.append(StepRecord(step, metrics, offset, end, dropped))
+                self._last_incident = None
                 continue
             if bar is not None:
                 continue
@@ -224,9 +235,9 @@ class LogScanner:
             return [RunEndRecord(offset)]
         if segment.lstrip().startswith("[prompt]"):
             return [SampleMarkRecord(offset)]
-        incident = match_incident(segment, offset)
-        if incident is not None:
-            return [incident]
+        incident = self._incident(segment, offset)
+        if incident:
+            return incident
         parsed = parse_dict_line(segment)
         if parsed is None:
             return []
@@ -237,6 +248,17 @@ class LogScanner:
         if total_steps is not None:
             records.append(TotalStepsRecord(total_steps, offset))
         return records
+
+    def _incident(self, segment: str, offset: int) -> list[Record]:
+        """The segment's incident, unless it is one more frame of the traceback just seen."""
+        incident = match_incident(segment, offset)
+        if incident is None:
+            return []
+        previous, self._last_incident = self._last_incident, offset
+        if (incident.kind == TRACEBACK and FRAME_NEEDLE in incident.text and previous is not None
+                and 0 <= offset - previous <= _SAME_BLOCK_BYTES):
+            return []
+        return [incident]
 
 
 def _line_end(buf: bytes, start: int, end: int) -> int:

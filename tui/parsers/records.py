@@ -57,6 +57,27 @@ class IncidentRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class CrashBlock:
+    """What the block an incident marker opens says, read from the bytes after it.
+
+    ``offset`` is the marker's (the incident it explains); markers before
+    ``end`` belong to the same block. ``exception`` is the line a user needs
+    (``RuntimeError: boom``, the last line of the traceback), or the marker's
+    own line when the block has none (``Killed``); ``cause`` the line behind a
+    more specific kind when the exception line does not say it (an OOM under
+    a ``RayTaskError``). ``harmless``: Python said it ignored the exception.
+    """
+
+    offset: int
+    end: int
+    kind: str
+    exception: str
+    exception_offset: int | None = None
+    cause: str = ""
+    harmless: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SampleMarkRecord:
     """Where a printed ``[prompt]`` sample block starts; parsed on demand."""
 
@@ -82,5 +103,5 @@ class Sample:
     offset: int = 0
 
 
-Record = (StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | SampleMarkRecord
-          | RunEndRecord)
+Record = (StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | CrashBlock
+          | SampleMarkRecord | RunEndRecord)

@@ -14,8 +14,13 @@ import re
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Z0-9]|[=>78])")
 # ``(TaskRunner pid=1)``, ``(pid=1)``, ``(main_task pid=1)``,
 # ``(TaskRunnerV1 pid=1, ip=10.0.0.2)``, ``(raylet)``; may repeat after a
-# carriage return, so it is stripped wherever a segment starts.
-RAY_PREFIX = re.compile(r"^\((?:[\w.:-]+ )?pid=\d+(?:, ip=[^)]*)?\)\s?|^\(raylet(?:, ip=[^)]*)?\)\s?")
+# carriage return, so it is stripped wherever a segment starts. torchrun's
+# per-rank prefixes (``[rank3]:``, ``[default0]:`` with ``--tee``) are the same
+# kind of thing: which process printed the line.
+# A paste that lost the ESC bytes leaves ``[36m(WorkerDict pid=7)[0m`` behind.
+_RAY_NAME = r"\((?:[\w.:-]+ )?pid=\d+(?:, ip=[^)]*)?\)|\(raylet(?:, ip=[^)]*)?\)"
+PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{0,12}}m)?\s?"
+                            r"|^\[(?:rank|default)\d+\]:\s?")
 
 
 def strip_ansi(text: str) -> str:
@@ -26,10 +31,10 @@ def strip_ansi(text: str) -> str:
 
 
 def strip_ray_prefix(text: str) -> str:
-    """Remove a leading Ray actor prefix such as ``(TaskRunner pid=12)``."""
-    if not text.startswith("("):
+    """Remove a leading process prefix: Ray's ``(TaskRunner pid=12)``, torchrun's ``[rank3]:``."""
+    if not text.startswith(("(", "[")):
         return text
-    return RAY_PREFIX.sub("", text, count=1)
+    return PROCESS_PREFIX.sub("", text, count=1)
 
 
 def decode(raw: bytes) -> str:

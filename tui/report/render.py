@@ -27,8 +27,9 @@ def _number(value: float | None) -> str:
 
 def _heading(report: Report) -> str:
     total = f"/{report.total_steps}" if report.total_steps else ""
-    state = "finished" if report.finished else "not finished"
-    return f"rlwatch report — {report.log}, step {report.last_step}{total} ({state})"
+    crash = next((f for f in report.findings if f.rule == "crash" and f.exception), None)
+    said = f": {crash.message}" if report.state == "crashed" and crash is not None else ""
+    return f"rlwatch report — {report.log}, step {report.last_step}{total} ({report.state}{said})"
 
 
 def _sections(report: Report) -> list[tuple[str, list[Check]]]:
@@ -134,7 +135,7 @@ def to_json(report: Report) -> dict:
         return {"name": c.name, "value": value, "expected": c.expectation, "passed": c.passed}
 
     return {"log": report.log, "last_step": report.last_step, "total_steps": report.total_steps,
-            "finished": report.finished,
+            "finished": report.finished, "state": report.state,
             **{title.lower().replace(" ", "_"): [check(c) for c in checks]
                for title, checks in _sections(report)},
             "findings": [f.to_json() for f in report.findings],

@@ -19,6 +19,7 @@ from tui.model.series import Series
 from tui.parsers.records import Sample
 from tui.rules.engine import matching_keys
 from tui.rules.findings import Finding
+from tui.rules.run_state import run_state
 
 VALIDATION_PATTERNS = ("val-core/*/mean@*", "val/test_score/*", "test_score/*")
 MEMORY_KEYS = ("perf/max_memory_allocated_gb", "actor/perf/max_memory_allocated_gb")
@@ -47,6 +48,8 @@ class Report:
     last_step: int | None
     total_steps: int | None
     finished: bool
+    # running, stalled, crashed or finished (tui.rules.run_state).
+    state: str = "running"
     task: list[Check] = field(default_factory=list)
     stability: list[Check] = field(default_factory=list)
     resources: list[Check] = field(default_factory=list)
@@ -81,7 +84,7 @@ def build_report(model: RunModel, findings: list[Finding], samples: list[Sample]
     dumped), ``rollout_scores`` the scores of the last dumped training rollout, if any,
     ``utilisation`` the accelerator utilisation readings (%) sampled while watching."""
     report = Report(model.log, model.last_step, model.total_steps, model.finished,
-                    findings=findings)
+                    run_state(model, findings).value, findings=findings)
     report.task = _task(model, samples, target, rollout_scores)
     report.stability = _stability(model)
     report.resources = _resources(model) + _utilisation(utilisation)

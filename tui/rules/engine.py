@@ -15,10 +15,14 @@ from dataclasses import dataclass
 import statistics
 from statistics import median
 
+from tui.durations import word_duration
 from tui.model.accelerators import AcceleratorHistory
-from tui.model.aliases import STEP_TIME
+from tui.model.aliases import STEP_TIME, live_key
 from tui.model.run_model import RunModel
 from tui.model.series import Series
+from tui.model.failures import Failure, bursts
+from tui.parsers.incidents import KIND_WORDS
+from tui.rules.crash import judge_failures
 from tui.rules.findings import WARNING, Finding
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
@@ -35,9 +39,12 @@ def matching_keys(patterns: tuple[str, ...] | list[str], keys) -> list[str]:
     return found
 
 
-def first_key(patterns, keys) -> str | None:
-    """The concept's key in this run: the first alias (or glob match) present."""
-    matches = matching_keys(patterns, keys)
+def first_key(patterns, series, skip_zero: bool = False) -> str | None:
+    """The concept's key in this run: the first alias (or glob match) present; with
+    ``skip_zero``, the first whose series is not all zero (an unused alias, see ``live_key``)."""
+    matches = matching_keys(patterns, series)
+    if skip_zero:
+        return live_key(matches, series)
     return matches[0] if matches else None
 
 
@@ -76,7 +83,8 @@ class RuleEngine:
         for rule in self.rules:
             if rule.kind in POINT_CHECKS:
                 keys = (matching_keys(rule.metrics, model.series) if rule.kind == "nonfinite"
-                        else [k for k in [first_key(rule.metrics, model.series)] if k])
+                        else [k for k in [first_key(rule.metrics, model.series,
+                                                    rule.skip_zero)] if k])
                 for key in keys:
                     finding = self._judge_series(rule, key, model, deadline)
                     if finding is not None:
@@ -84,7 +92,9 @@ class RuleEngine:
             elif rule.kind == "relation":
                 findings += _relation(rule, model)
             elif rule.kind == "stalled":
-                findings += _stalled(rule, model, now, self._step_seconds(model))
+                crashed = judge_failures(model)
+                if crashed.cause is None or crashed.recurring:  # a dead run is not "stalled"
+                    findings += _stalled(rule, model, now, self._step_seconds(model))
             elif rule.kind == "incident":
                 findings += _incidents(rule, model)
             elif rule.kind == "accelerator" and accelerators is not None:
@@ -184,7 +194,10 @@ def step_seconds(model: RunModel) -> float | None:
 
 
 def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None) -> list[Finding]:
-    """No new step for ``factor`` × the median step time (``typical``), in a run that has not finished."""
+    """No new step for ``factor`` × the median step time (``typical``), in a run that has not finished.
+
+    How long is worded by ``word_duration``: a short limit (a rule file's, a test's) gave
+    "no new step for 0 min"."""
     last_seen = model.last_step_at
     if model.finished or last_seen is None or typical is None or model.last_step is None:
         return []
@@ -193,29 +206,63 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     if quiet <= limit:
         return []
     finding = Finding(rule.id, rule.severity, None, model.last_step, model.last_step, 1, quiet,
-                      f"no new step for {quiet / 60:.0f} min after step {model.last_step} "
-                      f"(typical step {typical:.0f} s); the run may be hung or dead")
+                      f"no new step for {word_duration(quiet)} after step {model.last_step} "
+                      f"(typical step {word_duration(typical)}); the run may be hung or dead")
     return [finding]
 
 
+# How many of a crash's other failure lines its message names, and how much of each.
+ALSO_SHOWN = 3
+ALSO_CHARS = 160
+
+
 def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
-    """One finding per kind of crash line, warning only after a finished run's last step."""
-    kinds = set(rule.params["kinds"])
-    last_end = model.step_index.ends[-1] if len(model.step_index) else -1
-    grouped: dict[tuple[str, str], Finding] = {}
-    for incident in model.incidents:
-        if incident.kind not in kinds:
-            continue
-        after_end = model.finished and incident.offset >= last_end
-        severity = WARNING if after_end else rule.severity
-        step = model.step_index.step_before(incident.offset)
-        finding = grouped.get((incident.kind, severity))
-        if finding is None:
-            finding = grouped[(incident.kind, severity)] = Finding(
-                rule.id, severity, None, None, None, 0, incident.kind, "")
-        suffix = " (after the run finished)" if after_end else ""
-        finding.add_hit(step, incident.kind, f"{incident.kind}{suffix}: {incident.text[:200]}")
-    return list(grouped.values())
+    """The crash a run did not go on after (``crash``), or the errors it did (``survived``)."""
+    judged = judge_failures(model, frozenset(rule.params["kinds"]))
+    if rule.params["survived"]:
+        findings = []
+        for failures, where in ((judged.survived, "the run went on"),
+                                (judged.after_end, "after the run printed its end")):
+            if failures:
+                findings.append(_grouped(rule, failures, where))
+        return findings
+    cause = judged.cause
+    if cause is None:
+        return []
+    after = "before the first step" if cause.step is None else f"after step {cause.step}"
+    message = f"{KIND_WORDS[cause.kind]}: {cause.text} ({after}, at byte {cause.offset:,})"
+    if cause.block is not None and cause.block.cause:
+        message += f"; cause: {cause.block.cause}"
+    others = list(dict.fromkeys(f.text for f in judged.fatal + judged.weak
+                                if f.text != cause.text))[:ALSO_SHOWN]
+    if others:
+        message += "; also: " + "; ".join(text[:ALSO_CHARS] for text in others)
+    severity = rule.severity
+    if judged.recurring:
+        severity = WARNING
+        message += (f"; the run went on after {judged.recurring} earlier ones, so it may still "
+                    "be running")
+    finding = Finding(rule.id, severity, None, None, None, 0, None, "",
+                      exception=cause.text, offset=cause.offset)
+    finding.add_hit(cause.step, cause.kind, message, KIND_WORDS[cause.kind])
+    finding.count = len(judged.fatal)
+    return [finding]
+
+
+def _grouped(rule: RuleSpec, failures: tuple[Failure, ...], where: str) -> Finding:
+    """Failures the run lived through, as one finding named by the latest; its count is
+    of bursts (one worker's segfault prints a glog line, a dump and Python's last words)."""
+    latest = failures[-1]
+    finding = Finding(rule.id, rule.severity, None, None, None, 0, None, "",
+                      exception=latest.text, offset=latest.offset)
+    count = bursts(failures)
+    at = "before the first step" if latest.step is None else f"at step {latest.step}"
+    for failure in failures:
+        finding.add_hit(failure.step, failure.kind,
+                        f"{count} error(s) {where}; latest {at}: {latest.text}",
+                        KIND_WORDS[failure.kind])
+    finding.count = count
+    return finding
 
 
 def _accelerators(rule: RuleSpec, history: AcceleratorHistory, step: int | None) -> list[Finding]:

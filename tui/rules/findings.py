@@ -35,6 +35,10 @@ class Finding:
     # order), so the steps table and the step detail can tell which rules a
     # given step broke; 8 bytes a hit.
     steps: array = field(default_factory=lambda: array("q"), repr=False, compare=False)
+    # A failure's exception line and the byte offset of its block in the log
+    # (crash and error findings), so a user can go straight to it.
+    exception: str | None = None
+    offset: int | None = None
 
     def add_hit(self, step: int | None, value: float | str | None, message: str,
                 reason: str = "") -> None:
@@ -58,9 +62,14 @@ class Finding:
     def to_json(self) -> dict:
         """The ``check --json`` form of the finding (a contract)."""
         value = format_value(self.value) if isinstance(self.value, float) else self.value
-        return {"rule": self.rule, "severity": self.severity, "metric": self.metric,
-                "first_step": self.first_step, "last_step": self.last_step, "count": self.count,
-                "value": value, "message": self.message}
+        out = {"rule": self.rule, "severity": self.severity, "metric": self.metric,
+               "first_step": self.first_step, "last_step": self.last_step, "count": self.count,
+               "value": value, "message": self.message}
+        if self.exception is not None:
+            out["exception"] = self.exception
+        if self.offset is not None:
+            out["offset"] = self.offset
+        return out
 
 
 def worst_severity(findings: list[Finding]) -> str | None:

@@ -39,7 +39,9 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "nonfinite": {},
     "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None)},
     "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0)},
-    "incident": {"kinds": ((list,), True, None)},
+    # Failures in the log: the crash the run did not go on after, or (``survived``) the
+    # errors it went on after and those printed after its own end.
+    "incident": {"kinds": ((list,), True, None), "survived": ((bool,), False, False)},
     # On accelerator readings: memory used above ``mem_fraction`` of the device, memory rising
     # by ``mem_jump_mib`` within ``window_s``, or mean utilisation under ``util_below`` over it.
     "accelerator": {"check": ((str,), True, None), "mem_fraction": (_NUMBER, False, 0.95),
@@ -48,7 +50,8 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
 }
 ACCELERATOR_CHECKS = ("memory-near-limit", "memory-jump", "util-below")
 _DIRECTIONS = {"decline": ("down", "up"), "spike": ("up", "down", "both")}
-_COMMON = {"id", "kind", "severity", "metrics", "explain", "source", "enabled", "warmup"}
+_COMMON = {"id", "kind", "severity", "metrics", "explain", "source", "enabled", "warmup",
+           "skip_zero"}
 DEFAULT_RULES = "default_rules.toml"
 
 
@@ -68,6 +71,9 @@ class RuleSpec:
     source: str = ""
     enabled: bool = True
     warmup: int = 0
+    # An alias whose series is all zero is unused: judge the next one (see
+    # tui.model.aliases.live_key; today's verl prints actor/kl_loss:0.0 when the KL is in the reward).
+    skip_zero: bool = False
     params: dict[str, Any] = field(default_factory=dict)
 
 
@@ -210,9 +216,9 @@ def _common(rule_id: str, key: str, value: Any, where: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise RuleFileError(f"{where}: rule {rule_id!r}: metrics must be a list of strings")
         return tuple(value)
-    if key == "enabled":
+    if key in ("enabled", "skip_zero"):
         if not isinstance(value, bool):
-            raise RuleFileError(f"{where}: rule {rule_id!r}: enabled must be true or false")
+            raise RuleFileError(f"{where}: rule {rule_id!r}: {key} must be true or false")
         return value
     if key == "warmup":
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:

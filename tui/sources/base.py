@@ -20,7 +20,12 @@ class SourceError(Exception):
 @dataclass(frozen=True, slots=True)
 class Data:
     """Bytes of the log starting at ``offset``; ``mtime`` is when the log was
-    last written, where the source knows it (a stalled run is judged by it)."""
+    last written, where the source knows it (a stalled run is judged by it).
+
+    ``mtime`` is on this machine's clock, and no earlier than the writing of
+    these bytes: a remote source translates the box's clock (see
+    ``tui.sources.ssh.box_clock``). None: they were written about when they
+    arrived."""
 
     offset: int
     data: bytes
@@ -33,11 +38,14 @@ class Lines:
 
     A remote source lets ``grep -b`` on the box pick out the lines the
     scanner wants instead of sending gigabytes of chatter; what follows is
-    ordinary ``Data`` from ``resume_at``.
+    ordinary ``Data`` from ``resume_at``. ``mtime`` as for ``Data``: a backfill
+    hands on old lines "now", and only the log's own modification time says
+    how old the newest of them is.
     """
 
     lines: list[tuple[int, bytes]]
     resume_at: int
+    mtime: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

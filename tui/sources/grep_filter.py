@@ -22,7 +22,7 @@ DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes
 # The bytes that are common in real training logs (the chatter around the metric
 # lines in ../shared/corpus/verl_logs: each is over 0.5% of it), most common first;
 # any other byte is rarer than all of these.
-COMMON_LOG_BYTES = b" eatrsnimod0pl[6_uc\x1b3hk#g12f=.8()'/5:,y497TbvR"
+COMMON_LOG_BYTES = b" eatrsnimod0pl[6_u\x1bc3hk#g12f=8(.')5:/,y4T97bRv"
 # A needle cut shorter than this would match chatter by chance.
 _MIN_NEEDLE = 6
 

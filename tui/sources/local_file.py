@@ -106,7 +106,7 @@ class LocalFile:
             identity = _identity(stat)
             offset = start
             if self._should_grep(start, stat.st_size):
-                async for event in self._grep_backfill(handle, stat.st_size):
+                async for event in self._grep_backfill(handle, stat.st_size, stat.st_mtime):
                     yield event
                     offset = event.resume_at
             handle.seek(offset)
@@ -139,9 +139,12 @@ class LocalFile:
         return (start == 0 and bool(self.prefilter) and size >= self.grep_min_bytes
                 and shutil.which("grep") is not None)
 
-    async def _grep_backfill(self, handle, size: int) -> AsyncIterator[Lines]:
+    async def _grep_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
         """Yield grep's matches in ``[0, resume_at)``, where ``resume_at`` ends the
         last whole line present when we started; following goes on from there.
+        ``mtime``: the log's, from the same ``fstat`` as ``size``; a log that ends
+        with a whole line sends no ``Data`` after its backfill, so the lines must
+        say how old they are (else a big stalled log looked fresh).
 
         The bytes are cut at line starts into one piece per CPU, each grepped
         by its own process at once, as on a remote box (``grep_filter``).
@@ -166,7 +169,7 @@ class LocalFile:
                 batch += lines
                 batch_bytes += sum(len(line) for _, line in lines)
                 if batch_bytes >= _LINES_BATCH_BYTES:
-                    yield Lines(batch, resume_at)
+                    yield Lines(batch, resume_at, mtime)
                     batch, batch_bytes = [], 0
         finally:
             for reader in readers:
@@ -175,7 +178,7 @@ class LocalFile:
                 if process.returncode is None:
                     process.kill()
                 await process.wait()
-        yield Lines(batch, resume_at)
+        yield Lines(batch, resume_at, mtime)
 
     async def _read_piece(self, process, start: int, resume_at: int, queue: asyncio.Queue) -> None:
         await drain(process.stdout, start, resume_at, queue)

@@ -29,6 +29,10 @@ def active_on(findings: list[Finding], key: str | None, series: Series | None) -
 def run_state(findings: list[Finding]) -> tuple[str | None, str]:
     """The header's one-line verdict: worst severity now, and what to say."""
     critical = [f for f in findings if f.severity == CRITICAL]
+    crash = next((f for f in critical if f.exception), None)
+    if crash is not None:
+        others = len(dict.fromkeys(f.rule for f in critical)) - 1
+        return CRITICAL, f"crashed: {crash.exception}" + (f" (+{others} critical)" if others else "")
     if critical:
         names = ", ".join(dict.fromkeys(f.rule for f in critical))
         return CRITICAL, f"critical: {names}"

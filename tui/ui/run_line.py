@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 from tui.model.aliases import TRAIN_REWARD
 from tui.model.run_model import RunModel
-from tui.rules.findings import Finding, worst_severity
+from tui.rules.findings import CRITICAL, Finding, worst_severity
 from tui.ui.format import format_number
 from tui.ui.health import STATE_MARK
 
@@ -30,14 +30,29 @@ def run_name(label: str) -> str:
     return "/".join([*parts[-2:-1], PurePosixPath(parts[-1]).stem or parts[-1]])
 
 
+# How much of a crash's exception line a one-line status has room for.
+CRASH_TEXT = 48
+
+
 def state_words(findings: list[Finding]) -> str:
-    """``✓ ok``, or the worst state's mark and its first rule, ``+N`` for the other rules."""
+    """``✓ ok``, or the worst state's mark and its first rule, ``+N`` for the other rules.
+
+    A crash always comes first and says what failed (``✖ CRIT crash: torch.OutOfMemoryError:
+    CUDA out of…``): it is the one state that must never hide behind ``+1``.
+    """
     worst = worst_severity(findings)
     if worst is None:
         return STATE_MARK[None]
     rules = list(dict.fromkeys(f.rule for f in findings if f.severity == worst))
+    crash = next((f for f in findings if f.severity == CRITICAL and f.exception), None)
+    first = rules[0]
+    if crash is not None:
+        rules.remove(crash.rule)
+        rules.insert(0, crash.rule)
+        text = crash.exception or ""
+        first = f"{crash.rule}: {text[:CRASH_TEXT - 1] + '…' if len(text) > CRASH_TEXT else text}"
     more = f" +{len(rules) - 1}" if len(rules) > 1 else ""
-    return f"{STATE_MARK[worst]} {rules[0]}{more}"
+    return f"{STATE_MARK[worst]} {first}{more}"
 
 
 def run_line(name: str, model: RunModel, findings: list[Finding]) -> str:

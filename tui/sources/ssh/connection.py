@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui.durations import word_duration
 from tui.sources.base import SourceError
 from tui.sources.ssh.target import RemoteTarget
 
@@ -102,7 +103,7 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False):
         except socket.gaierror:
             raise SourceError(f"{target.host}: cannot resolve the host name") from None
         except (asyncio.TimeoutError, TimeoutError):
-            raise SourceError(f"{target.host}: no answer within {CONNECT_TIMEOUT_S:.0f} s "
+            raise SourceError(f"{target.host}: no answer within {word_duration(CONNECT_TIMEOUT_S)} "
                               "(host down or unreachable?)") from None
         except ValueError as error:  # a private key that does not match its .pub, say
             raise SourceError(f"{target.host}: cannot use your key: {error}") from None

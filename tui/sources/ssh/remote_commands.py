@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Sequence
 
 from tui.sources.grep_filter import DD_CAN_CUT, piece_command
+from tui.sources.ssh.box_clock import CLOCK_LINE, STAMP
 
 # The same sniff as local discovery (tui/sources/discovery.py): a verl step line.
 STEP_LINE_ERE = r"(^|[^[:alnum:]_/])step:[0-9]+ - [^[:space:]:]+:"
@@ -26,12 +27,14 @@ _WINDOW = 1 << 20
 # to be sent (each piece but the first is held in memory by dd until then).
 _PIECE_BUFFER = "16M"
 
-# $1: the log, $2: where to start. Prints RESUME <end of the last whole line>,
-# CUTS <line starts>..., then every piece's grep -b output followed by
+# $1: the log, $2: where to start. Prints CLOCK <size> <mtime> <box now> (box_clock),
+# RESUME <end of the last whole line>, CUTS <line starts>..., then every piece's grep -b output followed by
 # END <grep's status>, piece after piece, then REST <n> and the n bytes from
 # RESUME to the size seen at the start (the line still being written).
 _BACKFILL = r"""f=$1 a=$2 w=@WINDOW@
-s=$(stat -c %s -- "$f") || exit 3
+@STAMP@stamp "$f"; s=$clk_s
+case $s in ''|*[!0-9]*) exit 3;; esac
+@CLOCK_LINE@
 [ "$s" -lt "$w" ] && w=$s
 win() { tail -c +$((s - w + 1)) -- "$f" | head -c "$w"; }
 if [ "$s" -eq 0 ] || [ "$(win | tail -c 1 | od -An -tx1 | tr -d ' \n')" = 0a ]; then r=$s
@@ -86,12 +89,15 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
     file target's backfill runs in the same round trip; or ``MISSING``,
     ``DENIED``, or ``DIR`` followed by one ``<mtime> <has-steps> <path>`` record
     per candidate log (depth ≤ 3), each ended by a NUL, since a file name may
-    hold a newline.
+    hold a newline; the mtime is ``-`` where the box cannot give it.
     """
     sniff = (f"{{ head -c {SNIFF_BYTES} \"$f\"; tail -c {SNIFF_BYTES} \"$f\"; }} 2>/dev/null "
              f"| LC_ALL=C grep -aqE {shlex.quote(STEP_LINE_ERE)}")
-    per_file = f"for f; do if {sniff}; then s=1; else s=0; fi; " \
-               "printf '%s %s %s\\0' \"$(stat -c %Y -- \"$f\")\" \"$s\" \"$f\"; done"
+    # The mtime as box_clock's STAMP reads it (a box without stat -c), "-" where none can.
+    mtime = ('m=$(stat -c %Y -- "$f" 2>/dev/null || date -r "$f" +%s 2>/dev/null '
+             '|| stat -f %m -- "$f" 2>/dev/null); ')
+    per_file = f"for f; do if {sniff}; then s=1; else s=0; fi; {mtime}" \
+               "printf '%s %s %s\\0' \"${m:--}\" \"$s\" \"$f\"; done"
     then = f'set -- "$p" 0\n{_backfill_script(needles, chunk_bytes)}' if needles else ":"
     script = _DISCOVER.replace("@PER_FILE@", shlex.quote(per_file)).replace("@THEN@", then)
     return _sh(script, path)
@@ -100,7 +106,8 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
 def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, start: int = 0) -> str:
     """The backfill of ``path`` from ``start``, in one channel and one round trip.
 
-    Prints ``RESUME <offset>``: the end of the last whole line present now (a
+    Prints ``CLOCK <size> <mtime> <box now>`` first (see ``box_clock``: how old
+    the lines are is read in the same round trip). Then ``RESUME <offset>``: the end of the last whole line present now (a
     line still being written is left to the follower, which starts there, so it
     is read once and whole; only the last MiB is read to find it). Then
     ``CUTS <offset>...``: line starts that split ``[start, RESUME)`` into one
@@ -123,7 +130,8 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
 
 
 def _backfill_script(needles: Sequence[bytes], chunk_bytes: int) -> str:
-    return (_BACKFILL.replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
+    return (_BACKFILL.replace("@STAMP@", STAMP).replace("@CLOCK_LINE@", CLOCK_LINE)
+            .replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
             .replace("@DD_CAN_CUT@", DD_CAN_CUT).replace("@BUFFER@", _PIECE_BUFFER)
             .replace("@PIECE_TO_END_OF_CUT@", piece_command('"$f"', needles, '"$1"', '"$(($2 - $1))"'))
             .replace("@PIECE_TO_EOF@", piece_command('"$f"', needles, '"$1"', None)))
@@ -140,10 +148,24 @@ def read_range(path: str, start: int, end: int | None) -> str:
     return tail if end is None else f"{tail} | head -c {max(0, int(end) - int(start))}"
 
 
+def read_from(path: str, start: int) -> str:
+    """A ``CLOCK`` line (``box_clock``), then the bytes from ``start`` to the end of the file:
+    a read of what was written since also says when it was written, in the same round trip."""
+    return _sh(f'{STAMP}stamp "$1"; {CLOCK_LINE}\ntail -c +{int(start) + 1} -- "$1" 2>/dev/null',
+               path)
+
+
 def follow(path: str, start: int) -> str:
-    """Stream from ``start`` as the log grows (``tail -F``: across rotation and truncation)."""
-    return (f"tail -c +{int(start) + 1} -F -- {shlex.quote(path)} & t=$!; "
-            "cat >/dev/null; kill $t 2>/dev/null")
+    """Stream from ``start`` as the log grows (``tail -F``: across rotation and truncation).
+
+    Its first line is a ``CLOCK`` line (``box_clock``), printed before tail starts:
+    the bytes a follower sends first were written before it started, perhaps long
+    before (those written while the connection was down), so they must not count
+    as written when they arrive.
+    """
+    return _sh(f'{STAMP}stamp "$1"; {CLOCK_LINE}\n'
+               f'tail -c +{int(start) + 1} -F -- "$1" & t=$!\n'
+               'cat >/dev/null; kill $t 2>/dev/null', path)
 
 
 def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:

@@ -6,20 +6,25 @@ sends back only the lines the scanner wants, with their offsets, all in one
 channel (``remote_commands.backfill``). Then ``tail -F`` streams new bytes
 from there. The connection is shared by every command; when it drops, the source says so, reconnects
 with backoff and resumes from the last byte it delivered, so nothing is lost
-or read twice.
+or read twice. Each of those commands also says when the box last wrote the
+log, on this machine's clock (``box_clock``), and the events carry it: bytes
+that arrive now may have been written hours ago.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
+from tui.durations import word_duration
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
+from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.target import RemoteTarget
 
 _CHUNK = 1 << 20
@@ -47,6 +52,8 @@ class RemoteLog:
         self._owns_connection = True
         # The backfill connect() started for a log file, its plan read.
         self._first: _Backfill | None = None
+        # Whether the user was told the box cannot say when the log was written.
+        self._clock_noted = False
         # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
         # set by connect(); then there are no console bytes to stream.
         self.logger_files = None
@@ -76,16 +83,16 @@ class RemoteLog:
         """
         import asyncssh
 
-        from tui.sources.ssh.connection import connect
-
         from tui.sources.ssh import remote_logger_run
+        from tui.sources.ssh.connection import connect
 
         self._conn = await connect(self.target, self.accept_new_host_key)
         try:
             note = await self._discover()
-            if note is None and await remote_logger_run.named_logger_file(self):
-                self._drop_first_backfill()
-            elif note is not None:
+            if self._chosen is None:  # a file: a JSONL or event file named is that run
+                if await remote_logger_run.named_logger_file(self):
+                    self._drop_first_backfill()
+            else:  # a directory's log with no step line may not be the run's console
                 note = await remote_logger_run.instead_of_log(self, self._chosen) or note
             return note
         except NoLogFound:
@@ -102,6 +109,7 @@ class RemoteLog:
                 if self.prefilter:
                     self._first = await _Backfill.read(process, self.label)
                     process = None  # stream() reads on
+                    return self._clock_note(self._first.plan.clock)
                 return None
             rest = (await process.stdout.read()).decode("utf-8", "replace")
         finally:
@@ -114,8 +122,8 @@ class RemoteLog:
         candidates = []
         for line in rest.split("\0"):
             mtime, has_steps, path = (line.split(" ", 2) + ["", ""])[:3]
-            if path and mtime.isdigit():
-                candidates.append((has_steps == "1", int(mtime), path))
+            if path and (mtime.isdigit() or mtime == "-"):  # "-": the box cannot say
+                candidates.append((has_steps == "1", int(mtime) if mtime != "-" else 0, path))
         if not candidates:
             raise NoLogFound(f"{self.label}: no *.log, *.out or *.txt file found; pass --log FILE")
         with_steps = [c for c in candidates if c[0]]
@@ -123,7 +131,18 @@ class RemoteLog:
         self.path = chosen[2]
         self.run_dir = self.target.path
         why = "with verl step lines" if with_steps else "none has step lines yet"
-        return f"watching {self.label} (newest of {len(candidates)} log file(s) {why})"
+        said = f"watching {self.label} (newest of {len(candidates)} log file(s) {why})"
+        if chosen[1] == 0 and (note := self._clock_note(BoxClock(None, None, True))):
+            said += f"; {note}"  # no mtime on this box: said now, where check prints it
+        return said
+
+    def _clock_note(self, clock: BoxClock | None) -> str | None:
+        """The note for a box that cannot say when the log was written, the first time only."""
+        note = None if clock is None else clock.note(self.target.host, self.path)
+        if note is None or self._clock_noted:
+            return None
+        self._clock_noted = True
+        return note
 
     async def _open(self, command: str):
         """A remote process for ``command`` (bytes out), or ``_Dropped`` when the connection fails."""
@@ -214,7 +233,7 @@ class RemoteLog:
         status = f"connection to {self.target.host} lost ({reason}); reconnecting"
         for attempt in itertools.count():
             delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-            yield Status(f"{status} in {delay:.0f} s", ok=False)
+            yield Status(f"{status} in {word_duration(delay)}", ok=False)
             await asyncio.sleep(delay)
             await self.close()
             try:
@@ -239,7 +258,11 @@ class RemoteLog:
             if backfill is None:
                 backfill = await _Backfill.read(await self._open(remote_commands.backfill(
                     self.path, self.prefilter, self.piece_bytes, start)), self.label)
-            resume_at = backfill.plan.resume_at
+            resume_at, clock = backfill.plan.resume_at, backfill.plan.clock
+            if note := self._clock_note(clock):
+                yield Status(note, ok=False)
+            # The lines end at RESUME, no further than the size the box stamped.
+            written = clock.mtime_for(resume_at) if clock is not None else None
             output = PiecesOutput([start, *backfill.plan.cuts])
             said = False
             while not output.ended:
@@ -248,11 +271,12 @@ class RemoteLog:
                     raise _Dropped("the backfill on the box ended before its last piece")
                 if lines := [(offset, line) for offset, line in output.feed(chunk) if offset < resume_at]:
                     said = True
-                    yield Lines(lines, resume_at)
+                    yield Lines(lines, resume_at, written)
             if not said:
-                yield Lines([], resume_at)
+                yield Lines([], resume_at, written)
             if not follow and (rest := await _read_rest(backfill.process, output.unsplit)):
-                yield Data(resume_at, rest)
+                end = resume_at + len(rest)
+                yield Data(resume_at, rest, clock.mtime_for(end) if clock is not None else None)
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
         finally:
@@ -263,8 +287,13 @@ class RemoteLog:
         import asyncssh
 
         if not follow:
-            if rest := await self.run(remote_commands.read_range(self.path, offset, None), binary=True):
-                yield Data(offset, rest)
+            output = await self.run(remote_commands.read_from(self.path, offset), binary=True)
+            head, _, rest = output.partition(b"\n")
+            clock = BoxClock.parse(head, time.time())
+            if note := self._clock_note(clock):
+                yield Status(note, ok=False)
+            if rest:
+                yield Data(offset, rest, clock.mtime_for(offset + len(rest)) if clock else None)
             return
         try:
             process = await self._conn.create_process(remote_commands.follow(self.path, offset),
@@ -275,6 +304,10 @@ class RemoteLog:
         data_task: asyncio.Future | None = None
         caught_up = False
         try:
+            # Printed before tail starts: the bytes below its size were written by its mtime.
+            clock = BoxClock.parse(await process.stdout.readline(), time.time())
+            if note := self._clock_note(clock):
+                yield Status(note, ok=False)
             while True:
                 data_task = asyncio.create_task(process.stdout.read(_CHUNK))
                 while True:
@@ -288,7 +321,7 @@ class RemoteLog:
                         if _RESTARTED in message or "replaced" in message:
                             yield Reset(f"{self.label} was truncated or replaced; reading it again "
                                         "from the start")
-                            offset = 0
+                            offset, clock = 0, None  # the stamp was the old file's
                     if data_task in done:
                         break
                     if not done and not caught_up:
@@ -298,8 +331,9 @@ class RemoteLog:
                 if not data:
                     raise _Dropped("the remote tail ended")
                 caught_up = False
-                yield Data(offset, data)
-                offset += len(data)
+                end = offset + len(data)
+                yield Data(offset, data, clock.mtime_for(end) if clock is not None else None)
+                offset = end
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
         finally:
@@ -349,10 +383,12 @@ async def _read_rest(process, start: bytes) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """A backfill plan from the box: where the follower starts, where the pieces meet."""
+    """A backfill plan from the box: where the follower starts, where the pieces meet,
+    and when the box last wrote the log (None: the box printed no ``CLOCK`` line)."""
 
     resume_at: int
     cuts: tuple[int, ...]
+    clock: BoxClock | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,15 +400,17 @@ class _Backfill:
 
     @classmethod
     async def read(cls, process, label: str) -> _Backfill:
-        """Read the ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s output."""
+        """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
+        output (the first as soon as it comes: the box's time is compared with ours then)."""
+        clock = BoxClock.parse(await process.stdout.readline(), time.time())
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
-        if (resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
+        if (clock is None or resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
                 or cuts[:1] != [b"CUTS"] or not all(cut.isdigit() for cut in cuts[1:])):
             process.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:])), process)
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process)
 
 
 class PiecesOutput(GrepOutput):

@@ -60,7 +60,8 @@ def bands_for(key: str, run: RunContext) -> list[tuple[str, float]]:
     """(label, level) of each band-rule edge that judges ``key`` ("kl-high ≤ 0.03")."""
     edges = []
     for rule in run.engine.rules:
-        if rule.kind != "band" or first_key(rule.metrics, run.model.series) != key:
+        if rule.kind != "band" or first_key(rule.metrics, run.model.series,
+                                            rule.skip_zero) != key:
             continue
         if rule.params.get("low") is not None:
             edges.append((f"{rule.id} ≥ {rule.params['low']:g}", float(rule.params["low"])))

@@ -47,7 +47,7 @@ class FindingsScreen(Screen[None]):
             style = "bold red" if finding.severity == CRITICAL else "yellow"
             table.add_row(Text(STATE_MARK[finding.severity], style=style), Text(finding.rule),
                           Text(finding.metric or ""), steps, str(finding.count),
-                          Text(finding.reason or finding.message[:60]))
+                          Text(finding.exception or finding.reason or finding.message[:60]))
         if not self.findings:
             self.query_one("#detail", Static).update(Content("No findings: every rule holds."))
         table.focus()

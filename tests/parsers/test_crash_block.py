@@ -1,0 +1,140 @@
+"""Reading what a failure block says: the exception line, by the grammar of tracebacks."""
+
+import pytest
+
+from tests.corpus import verl_log
+from tui.parsers.crash_block import exception_name, read_block
+
+
+def block_of(text: str, marker_line: int = 0, kind: str = "traceback", more_may_come: bool = False):
+    data = text.encode()
+    lines = data.split(b"\n")
+    marker = sum(len(line) + 1 for line in lines[:marker_line])
+    return read_block(data, 0, marker, kind, more_may_come)
+
+
+TRACEBACK = """\
+Traceback (most recent call last):
+  File "/verl/trainer/main_ppo.py", line 64, in main
+    run_ppo(config)
+  File "/verl/trainer/ppo/ray_trainer.py", line 900, in fit
+    batch = self.reward_fn(batch)
+            ^^^^^^^^^^^^^^^^^^^^^
+RuntimeError: reward server returned 500
+wandb: Run summary:
+wandb:  critic/score/mean 0.5
+"""
+
+
+def test_the_exception_line_is_the_last_line_of_the_traceback_not_its_header():
+    block = block_of(TRACEBACK)
+    assert block.exception == "RuntimeError: reward server returned 500"
+    assert block.exception_offset == TRACEBACK.index("RuntimeError")
+    assert block.kind == "traceback" and not block.harmless
+    # The block ends at its exception line: wandb's summary after it is not part of it.
+    assert block.end == TRACEBACK.index("wandb:")
+
+
+def test_a_chained_traceback_is_named_by_the_exception_that_propagated():
+    text = (TRACEBACK.split("wandb")[0] + "\nThe above exception was the direct cause of the "
+            "following exception:\n\nTraceback (most recent call last):\n  File \"x.py\", line 3, "
+            "in <module>\n    main()\nhydra.errors.InstantiationError: could not run\n")
+    assert block_of(text).exception == "hydra.errors.InstantiationError: could not run"
+
+
+def test_ray_prefixed_lines_of_other_processes_are_skipped():
+    text = "\n".join([
+        "(TaskRunner pid=11) Traceback (most recent call last):",
+        "(WorkerDict pid=22) some unrelated chatter line",
+        '(TaskRunner pid=11)   File "/verl/trainer/main_ppo.py", line 64, in main',
+        "(WorkerDict pid=22) ValueError: not mine",
+        "(TaskRunner pid=11)     run_ppo(config)",
+        "(TaskRunner pid=11) KeyError: 'answer'",
+        "(TaskRunner pid=11) Something after",
+    ])
+    block = block_of(text)
+    assert block.exception == "KeyError: 'answer'"
+
+
+def test_a_traceback_glued_to_a_tqdm_bar_is_read_behind_the_bar():
+    text = (" 48%|████▊     | 97/200 [02:05<02:13,  1.31s/it]Traceback (most recent call last):\n"
+            '  File "train.py", line 10, in <module>\n    trainer.train()\n'
+            "RuntimeError: boom at step 97\n")
+    assert block_of(text).exception == "RuntimeError: boom at step 97"
+
+
+def test_bars_redrawn_inside_the_traceback_lines_are_removed():
+    text = ("Traceback (most recent call last):\n"
+            '\rTraining Progress:  3%|▎ | 3/100 [00:10<05:00,  3.1s/it]  File "t.py", line 1, in f\n'
+            "    f()\n"
+            "\rTraining Progress:  3%|▎ | 3/100 [00:11<05:00,  3.1s/it]ValueError: bad batch\n")
+    assert block_of(text).exception == "ValueError: bad batch"
+
+
+def test_exception_ignored_by_python_is_harmless():
+    text = ("Exception ignored in: <function WorkerDict.__del__ at 0x7f>\n" + TRACEBACK)
+    block = block_of(text, marker_line=1)
+    assert block.harmless and block.exception.startswith("RuntimeError")
+
+
+def test_a_cpp_abort_is_named_by_its_what_line():
+    text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception: "
+            "NCCL error: unhandled system error\n"
+            "Fatal Python error: Aborted\n")
+    block = block_of(text, kind="fatal-signal")
+    assert block.exception.startswith("what():  [PG 0 Rank 3] Process group watchdog")
+    assert block.kind == "collective-timeout"  # the what() line says why it aborted
+
+
+def test_an_oom_under_a_wrapper_exception_makes_the_block_an_oom_and_names_the_cause():
+    text = ("Traceback (most recent call last):\n  File \"w.py\", line 1, in run\n    step()\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n\n"
+            "During handling of the above exception, another exception occurred:\n\n"
+            "Traceback (most recent call last):\n  File \"w.py\", line 9, in <module>\n    run()\n"
+            "RuntimeError: worker 3 failed\n")
+    block = block_of(text)
+    assert block.kind == "oom" and block.exception == "RuntimeError: worker 3 failed"
+    assert block.cause.startswith("torch.OutOfMemoryError: CUDA out of memory")
+
+
+def test_a_step_line_ends_the_block_whatever_prints_it():
+    text = ("(WorkerDict pid=7) Fatal Python error: Segmentation fault\n"
+            "(WorkerDict pid=7) Extension modules: msgpack\n"
+            "(TaskRunner pid=1) step:210 - critic/score/mean:0.9\n"
+            "(raylet) A worker died or was killed while executing a task\n")
+    block = block_of(text, kind="fatal-signal")
+    assert block.exception == "Fatal Python error: Segmentation fault"
+    assert block.end <= text.index("(TaskRunner")
+
+
+def test_a_traceback_still_being_written_is_left_for_later():
+    text = "Traceback (most recent call last):\n  File \"t.py\", line 1, in f\n"
+    assert block_of(text, more_may_come=True) is None
+    # Read to the end of a log that is not growing, it is named by its marker.
+    assert block_of(text).exception.startswith("Traceback")
+
+
+def test_hydra_error_is_named_by_the_traceback_after_it():
+    data = verl_log("008").read_bytes()
+    marker = data.index(b"Error executing job with overrides")
+    marker = data.rfind(b"\n", 0, marker) + 1
+    block = read_block(data, 0, marker, "hydra-error", False)
+    assert block.exception == "RuntimeError: No backend type associated with device type cpu"
+
+
+def test_an_excerpt_that_starts_mid_traceback_is_named_by_its_oom_line():
+    data = verl_log("018").read_bytes()
+    block = read_block(data, 0, 0, "traceback", False)
+    assert block.kind == "oom"
+    assert block.exception.startswith("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.91 GiB")
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("RuntimeError: boom", "RuntimeError"),
+    ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::TaskRunner.run()",
+     "ray.exceptions.RayTaskError(OutOfMemoryError)"),
+    ("AssertionError", "AssertionError"),
+])
+def test_exception_names(line, name):
+    assert exception_name(line) == name

@@ -1,0 +1,221 @@
+"""What a failure says: the exception line at the end of the block an incident marker opens.
+
+A marker (``Traceback (most recent call last):``, Hydra's ``Error executing
+job``, Ray's ``Unhandled error``, a ``File "…", line N`` frame of a traceback
+whose header was cut off) says *that* something failed; the line a user needs
+is the one that says *what*: ``torch.OutOfMemoryError: CUDA out of memory…``,
+the last line of the traceback. This module reads the bytes from a marker on
+and finds that line, by the grammar of Python's tracebacks rather than by
+sample:
+
+* a traceback is a header, then frames (``  File "…", line N, in f``) each
+  followed by indented source lines and ``^^^^`` markers, then one
+  unindented exception line ``[module.]Name[(Cause)]: message``; chained
+  exceptions add "During handling of the above exception…" or "The above
+  exception was the direct cause…" and another traceback, and the last
+  exception line printed is the one that propagated;
+* every line of one process carries the same prefix (Ray's ``(WorkerDict
+  pid=7)``, torchrun's ``[rank3]:``); lines of other processes are
+  interleaved and are skipped;
+* tqdm bars redrawn with ``\\r`` land inside and in front of those lines;
+* a C++ abort says ``terminate called after throwing…`` and then ``what():``;
+* Python's ``Exception ignored in: …`` before a traceback means it was
+  ignored: such a block is harmless.
+
+The block ends at its exception line once what follows is neither a chained
+traceback nor an indented continuation, at a training step line, or after a
+bounded number of lines. It is pure: bytes in, a :class:`CrashBlock` out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tui.parsers import incidents
+from tui.parsers.incidents import EXCEPTION_LINE
+from tui.parsers.records import CrashBlock
+from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi
+from tui.parsers.verl_steps import find_step
+
+_HEADER = "Traceback (most recent call last)"
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+_IGNORED = ("Exception ignored in", "Exception ignored on")
+# A log record at error or warning level that says it caught something, on the
+# line before a traceback: the program logged the exception and went on
+# (asyncio's "Exception in callback", uvicorn's "Exception in ASGI
+# application", a server's "Method execution failed").
+_LOGGED = re.compile(r"\b(?:ERROR|WARNING|WARN|error|warning)\b.{0,120}?"
+                     r"(?:Exception in|exception was never retrieved|execution failed|[Ee]xception:)")
+# How many lines before a traceback may hold the log record that says it was caught
+# (asyncio logs "Exception in callback …", then "handle: <Handle …>", then the traceback).
+_BEFORE_LINES = 3
+_THREAD = "Exception in thread"
+# Lines that say what failed without Python's exception grammar: the
+# interpreter's own last words, a C++ abort's what().
+_STATEMENTS = ("what():", "Fatal Python error:")
+# Rich's boxed traceback (accelerate, typer): ``╭──── Traceback (most recent call last) ────╮``.
+_BOX = "╭│"
+# A tqdm bar at the start of a segment: ``desc:  5%|▌    | 1/20 [00:01<00:20, 1.2s/it]``.
+_BAR = re.compile(r"^[^|\n]{0,200}?\d{1,3}%\|[^|\n]{0,400}\|[^\[\n]{0,40}\[[^\]\n]{0,80}\]")
+# How far a block may go: long enough for any real traceback (Ray's nested
+# chains run to a few hundred lines), short enough that a marker in chatter
+# cannot swallow the log.
+_MAX_LINES = 3000
+# Unrelated lines of the same process tolerated inside a traceback before it
+# is given up as over (a traceback cut off by the user's paste).
+_MAX_NOISE = 40
+# A marker that is not itself a traceback start (an OOM line, ``terminate
+# called…``) may be followed by its header or ``what():`` within this many lines.
+_LOOKAHEAD = 3
+_MAX_TEXT = 400
+_OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ERROR)
+
+
+def exception_name(line: str) -> str:
+    """``RuntimeError`` of ``RuntimeError: boom`` (the type a recurring error is known by)."""
+    match = EXCEPTION_LINE.match(line)
+    return match.group(0).rstrip(": ") if match else line[:60]
+
+
+def _logical_lines(raw: str) -> list[tuple[str, str]]:
+    """(process prefix, text) of each ``\\r`` segment of a physical line, bars removed."""
+    out = []
+    for segment in strip_ansi(raw.rstrip("\r\n")).split("\r"):
+        prefix = ""
+        match = PROCESS_PREFIX.match(segment)
+        if match:
+            prefix, segment = match.group(0).strip(), segment[match.end():]
+        bar = _BAR.match(segment)
+        if bar:
+            segment = segment[bar.end():]
+        if segment.strip():
+            out.append((prefix, segment.rstrip()))
+    return out
+
+
+def read_block(window: bytes, window_start: int, marker: int, kind: str,
+               more_may_come: bool) -> CrashBlock | None:
+    """The block opened by the marker line at absolute offset ``marker``.
+
+    ``window`` holds the log's bytes from ``window_start`` (at or before the
+    marker: the line before it says whether Python ignored the exception) to
+    the end of what is known. ``more_may_come``: the window ends where the
+    log ends for now and the log is still being written; a block that runs
+    to that end without its exception line is then left for later (None).
+    """
+    head = window[: max(0, marker - window_start)]
+    before_lines = [decode(raw) for raw in head.rstrip(b"\r\n").split(b"\n")[-_BEFORE_LINES:]] if head else []
+    said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw)]
+    harmless = bool(said_before) and said_before[-1].startswith(_IGNORED) or (
+        kind == incidents.TRACEBACK and any(_LOGGED.search(text) for text in said_before))
+    # A thread's uncaught exception is announced on the line before its traceback.
+    thread = said_before[-1] if said_before and said_before[-1].startswith(_THREAD) else None
+    body = window[max(0, marker - window_start):]
+    prefix: str | None = None
+    in_trace = kind in _OPENS_TRACEBACK
+    after_exception = False
+    lookahead = 0 if in_trace else _LOOKAHEAD
+    exception = exception_at = None
+    causes: list[tuple[str, str]] = []
+    noise = foreign = 0
+    source_next = False
+    last_noise: tuple[str, int] | None = None
+    position = end = marker  # ``end``: past the last line that belonged to the block
+
+    def finish() -> CrashBlock:
+        named = exception if exception is not None or thread is None else thread
+        return _block(marker, end, kind, named, exception_at, causes, harmless)
+
+    lines = body.split(b"\n")
+    for number, raw_bytes in enumerate(lines[:_MAX_LINES]):
+        if number == len(lines) - 1 and not raw_bytes:
+            break  # the window ends with a newline
+        line_start, position = position, position + len(raw_bytes) + 1
+        if number > 0 and not in_trace and lookahead <= 0:
+            return finish()
+        lookahead -= 1
+        for line_prefix, text in _logical_lines(decode(raw_bytes)):
+            stripped = text.strip()
+            if number > 0 and find_step(stripped) is not None:
+                return finish()  # the run went on: whatever this was, it is over
+            if prefix is None:
+                prefix = line_prefix
+            elif line_prefix != prefix:
+                foreign += 1
+                if foreign > _MAX_NOISE * 5:
+                    return finish()
+                continue  # another process's line, interleaved
+            foreign = 0
+            found = incidents.match_incident(stripped, line_start)
+            if found is not None:
+                causes.append((found.kind, stripped))
+            if _FRAME.match(text):
+                in_trace, after_exception, noise, source_next = True, False, 0, True
+                end = min(position, window_start + len(window))
+                continue
+            if source_next:
+                # The line after a frame is its source line, even where a paste
+                # lost the indentation.
+                source_next = False
+                if not (stripped.startswith(_HEADER) or EXCEPTION_LINE.match(stripped)):
+                    end = min(position, window_start + len(window))
+                    continue
+            if stripped.startswith(_HEADER) or (stripped[:1] in _BOX and _HEADER in stripped):
+                in_trace, after_exception, noise = True, False, 0
+            elif stripped.startswith(_CHAINED):
+                after_exception = False
+            elif stripped.startswith(_STATEMENTS):
+                if exception is None:  # an abort's what() says more than "Aborted" after it
+                    exception, exception_at = stripped, line_start
+                after_exception = True
+            elif text[:1].isspace() or set(stripped) <= set("^~ "):
+                pass  # source lines, carets, an exception message's indented rest
+            elif EXCEPTION_LINE.match(stripped):
+                exception, exception_at = stripped, line_start
+                # Ray's ``RayTaskError(ValueError): ray::Actor.method() (pid=…)`` heads the
+                # remote traceback that follows it, header-less: its last line says more.
+                after_exception = "ray::" not in stripped
+                in_trace = in_trace or not after_exception
+            elif number > 0 and (after_exception or not in_trace):
+                return finish()
+            elif number > 0:
+                noise += 1
+                last_noise = (stripped, line_start)
+                if noise > _MAX_NOISE:
+                    return finish()
+                end = min(position, window_start + len(window))
+                continue
+            last_noise = None
+            end = min(position, window_start + len(window))
+    if more_may_come and exception is None:
+        return None
+    if exception is None and in_trace and last_noise is not None:
+        # A traceback cut off at the end of the log (a paste, a process killed
+        # mid-print): its last line is the nearest thing to what failed.
+        exception, exception_at = last_noise
+    return finish()
+
+
+def _block(marker: int, end: int, kind: str, exception: str | None, exception_at: int | None,
+           causes: list[tuple[str, str]], harmless: bool) -> CrashBlock:
+    """Name the block by its exception line and its most telling cause.
+
+    The block is of the most specific kind any of its lines shows (a Hydra
+    error whose traceback ends in a dead actor is a dead actor; a RuntimeError
+    raised because a worker ran out of memory is an OOM); a line that says why
+    a process died is kept as the cause where the exception line does not say it.
+    """
+    cause_kind, cause = kind, ""
+    for found_kind, line in causes:
+        if incidents.CAUSE_ORDER.index(found_kind) < incidents.CAUSE_ORDER.index(cause_kind):
+            cause_kind, cause = found_kind, line
+    if cause_kind not in incidents.ROOT_CAUSES:
+        cause = ""  # only a reason a process died is worth a line of its own
+    text = exception if exception is not None else (cause or (causes[0][1] if causes else ""))
+    said = incidents.match_incident(text, 0)
+    if said is not None and said.kind == cause_kind:
+        cause = ""
+    return CrashBlock(offset=marker, end=max(end, marker + 1), kind=cause_kind,
+                      exception=text[:_MAX_TEXT], exception_offset=exception_at,
+                      cause=cause[:_MAX_TEXT] if cause != text else "", harmless=harmless)

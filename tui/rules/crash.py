@@ -1,0 +1,78 @@
+"""Did the run crash? The failures of a log judged against where its steps stopped.
+
+A traceback is not a crash by itself: reward functions print handled ones
+for every sample they cannot score, and Ray tears workers down noisily after
+a finished run. What makes a crash is a failure the run did not go on after:
+
+* **crashed** — failure blocks after the last step line, and the run had not
+  printed its own end before them. The cause named is the first block that
+  says why a process died (out of memory, a collective timeout, a signal, a
+  kill), else the first block: later ones are usually other ranks and the
+  driver reporting the same death.
+* **survived** — a failure with steps after it (the run went on), after the
+  run printed its own end (teardown), or one that says nothing fatal on its
+  own (the raylet's "A worker died or was killed", printed for restarted
+  workers too).
+* a failure after the last step whose exception the run has already gone on
+  after twice or more (a reward function that raises every few samples) is
+  taken as one more of those while the log grows; a hung run is caught by
+  the stall rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui.model.failures import Failure
+from tui.model.run_model import RunModel
+from tui.parsers.crash_block import exception_name
+from tui.parsers.incidents import CAUSE_ORDER, RAY_ERROR, ROOT_CAUSES, TRACEBACK, weak
+
+# How often an exception must have been survived before a new one after the
+# last step is presumed survived too.
+RECURRING = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Failures:
+    """A run's failures sorted by what they mean for the verdict."""
+
+    # The failure that ended the run, and every failure after the last step.
+    cause: Failure | None
+    fatal: tuple[Failure, ...]
+    # Failures the run went on after (steps followed) or printed after its own end.
+    survived: tuple[Failure, ...]
+    after_end: tuple[Failure, ...]
+    # Failures after the last step that say nothing fatal on their own.
+    weak: tuple[Failure, ...] = ()
+    # The cause's exception had been survived this many times before.
+    recurring: int = 0
+
+
+def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Failures:
+    """Sort ``model``'s failures (of ``kinds``, or all) into fatal, survived and after the end."""
+    failures = [f for f in model.failures()
+                if not f.harmless and (kinds is None or f.kind in kinds)]
+    last_step_end = model.last_step_line_end
+    end = model.end_marker_offset
+    fatal, survived, after_end, faint = [], [], [], []
+    for failure in failures:
+        if end is not None and failure.offset > end:
+            after_end.append(failure)
+        elif failure.offset >= last_step_end:
+            (faint if weak(failure.text) else fatal).append(failure)
+        else:
+            survived.append(failure)
+    if not fatal:
+        return Failures(None, (), tuple(survived + faint), tuple(after_end))
+    # The first block that says why a process died, one with its exception line
+    # before one without; else the first block.
+    roots = [f for f in fatal if f.kind in ROOT_CAUSES]
+    cause = min(roots, key=lambda f: (CAUSE_ORDER.index(f.kind), f.block is None
+                                      or f.block.exception_offset is None)) if roots else fatal[0]
+    name = exception_name(cause.text)
+    recurring = sum(1 for f in survived if exception_name(f.text) == name)
+    if cause.kind not in (TRACEBACK, RAY_ERROR) or recurring < RECURRING:
+        recurring = 0
+    return Failures(cause, tuple(fatal), tuple(survived), tuple(after_end), weak=tuple(faint),
+                    recurring=recurring)

@@ -1,0 +1,40 @@
+"""Where a run stands, in one word: running, stalled, crashed or finished.
+
+This is the verdict users stake their runs on, so each word has one meaning:
+
+* **crashed** — it stopped on a failure and did not go on after it (see
+  :mod:`tui.rules.crash`), whatever else it printed, wandb's summary included;
+* **finished** — its last step reached the total, or the trainer printed its
+  own end (verl's final validation metrics, a trainer's end-of-training summary);
+* **stalled** — neither, and no new step for far longer than a step takes;
+* **running** — none of these.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from tui.model.run_model import RunModel
+from tui.rules.crash import judge_failures
+from tui.rules.findings import Finding
+
+
+class RunState(str, Enum):
+    """The run's state; its value is the word printed and written to JSON."""
+
+    RUNNING = "running"
+    STALLED = "stalled"
+    CRASHED = "crashed"
+    FINISHED = "finished"
+
+
+def run_state(model: RunModel, findings: list[Finding]) -> RunState:
+    """The state of ``model`` given the rules' ``findings`` (the stall rule's among them)."""
+    judged = judge_failures(model)
+    if judged.cause is not None and not judged.recurring:
+        return RunState.CRASHED
+    if model.finished:
+        return RunState.FINISHED
+    if any(finding.rule == "stalled" for finding in findings):
+        return RunState.STALLED
+    return RunState.RUNNING
