@@ -10,6 +10,7 @@ Nothing is written on the box.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePath, PurePosixPath
 
@@ -20,6 +21,7 @@ from tui.sources.dump_dirs import MAX_DEPTH, DumpDir, dump_dirs_in
 from tui.sources.run_files import LoggerFiles, bases_of, candidate_paths, choose_logger_files
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.remote_log import RemoteLog
+from tui.sources.ssh.remote_logger_run import BoxTimes, box_now_of
 from tui.sources.tensorboard_events import EVENT_FILE_MARK, EventMirror, is_event_file
 
 _LOGGER_FILES = ("*.jsonl", f"{EVENT_FILE_MARK}*")
@@ -51,13 +53,18 @@ class RemoteFolder:
         return {path: size for path, (size, _) in (await self._stat_listing(roots, depth)).items()}
 
     async def _stat_listing(self, roots: list[PurePath], depth: int
-                            ) -> dict[PurePosixPath, tuple[int, float]]:
-        """Size and modification time of the dump, JSONL and event files under ``roots``."""
+                            ) -> dict[PurePosixPath, tuple[int, float | None]]:
+        """Size and modification time (on this machine's clock; None where the box gives
+        no time of its own) of the dump, JSONL and event files under ``roots``."""
         out = await self.source.run(
             remote_commands.list_files([str(root) for root in roots], depth, _LOGGER_FILES),
             binary=True)
         found = {}
+        times = BoxTimes(None, time.time())
         for record in out.split(b"\0"):
+            if (now := box_now_of(record)) is not False:
+                times = BoxTimes(now, times.received_at)
+                continue
             size, _, rest = record.partition(b" ")
             mtime, _, path = rest.partition(b" ")
             try:
@@ -66,7 +73,7 @@ class RemoteFolder:
                 continue
             if size.isdigit() and path:
                 found[PurePosixPath(path.decode("utf-8", "surrogateescape"))] = (int(size), when)
-        return found
+        return {path: (size, times.here(when)) for path, (size, when) in found.items()}
 
     async def dump_dirs(self) -> list[DumpDir]:
         return dump_dirs_in(await self._listing([self.root], MAX_DEPTH + 1))
@@ -101,7 +108,8 @@ class RemoteFolder:
             for path, (size, mtime) in sorted((await self._stat_listing([directory], 1)).items()):
                 if path.parent != directory or not is_event_file(path.name):
                     continue
-                written = mtime if written is None else max(written, mtime)
+                if mtime is not None:
+                    written = mtime if written is None else max(written, mtime)
                 have = mirror.size(path.name)
                 if size > have:
                     data = await self.source.run(remote_commands.read_range(str(path), have, size),
