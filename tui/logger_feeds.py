@@ -52,8 +52,8 @@ class JsonlFeed:
         async for event in self.source.stream(self.scanner.consumed, follow):
             if isinstance(event, Data):
                 if self.note_writes and (follow or event.mtime is not None):
-                    # A followed remote file's bytes come as they are written; a one-off
-                    # remote read says nothing of when (the listing's time stands).
+                    # Bytes with no time of their own: followed, they come as they are
+                    # written; read once, the time the files were found with stands.
                     self.model.note_write(event.mtime if event.mtime is not None else self.clock())
                 self._fold(await asyncio.to_thread(self.scanner.feed, event.data))
             elif isinstance(event, Reset):
