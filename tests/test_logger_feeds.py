@@ -3,22 +3,25 @@
 import asyncio
 import json
 import math
+import os
 import shutil
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from tests.waiting import until
-from tui.logger_feeds import JsonlFeed, TensorBoardFeed, read_logger_files
+from tui.logger_feeds import JsonlFeed, TensorBoardFeed, logger_feeds, read_logger_files
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.parsers.verl_jsonl import JsonlScanner
 from tui.sources.local_file import LocalFile
-from tui.sources.run_folder import LocalFolder
+from tui.sources.logger_run import local_logger_run
+from tui.sources.run_folder import LocalFolder, folder_for
 from tui.sources.tensorboard_events import TensorBoardDir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -161,3 +164,39 @@ def test_a_run_logging_only_to_the_file_logger_counts_its_steps_from_the_jsonl(t
     steps = [record.step for record in exact_steps()]
     assert result["run"]["steps"] == len(set(steps)) and result["run"]["last_step"] == max(steps)
     assert result["latest"]["actor/pg_loss"] == -0.000266974651148999
+
+
+async def test_a_run_with_no_console_log_is_followed_and_dated_by_its_files(tmp_path):
+    """A JSONL-and-events run read alone: new lines and events reach the model, and the
+    files' modification times say when the run last wrote (the stalled rule's clock)."""
+    (tmp_path / "proj").mkdir()
+    jsonl = tmp_path / "proj" / "exp.jsonl"
+    jsonl.write_text(json.dumps({"step": 1, "data": {"actor/entropy": 0.5}}) + "\n")
+    events = tmp_path / "tensorboard_log" / "proj" / "exp"
+    writer = EventFileWriter(str(events))
+    write_scalar(writer, 1, "critic/score/mean", 0.25)
+    long_ago = time.time() - 86400
+    for path in (jsonl, *events.iterdir()):
+        os.utime(path, (long_ago, long_ago))
+    source, _ = local_logger_run(tmp_path)
+    model = RunModel(source.label)
+    feeds, _ = await logger_feeds(folder_for(source), model)
+    assert model.last_write_at == long_ago and len(feeds) == 2
+    for feed in feeds:
+        if isinstance(feed, TensorBoardFeed):
+            feed.poll_seconds = 0.05
+    tasks = [asyncio.create_task(feed.run(follow=True)) for feed in feeds]
+    try:
+        await until(lambda: model.step_count == 1 and "critic/score/mean" in model.series, 10)
+        assert model.last_step_at == long_ago  # a backfill is not a write
+        with open(jsonl, "a") as handle:
+            handle.write(json.dumps({"step": 2, "data": {"actor/entropy": 0.4}}) + "\n")
+        write_scalar(writer, 3, "critic/score/mean", 0.75)
+        await until(lambda: model.last_step == 3 and model.series["actor/entropy"].value_at(2), 10)
+        assert model.last_step_at > time.time() - 60
+        assert model.series["critic/score/mean"].source_at(3) is Source.TENSORBOARD
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        writer.close()

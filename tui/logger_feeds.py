@@ -5,6 +5,10 @@ text of the step detail. These feeds add the other loggers' values to the
 same series, tagged with their source, and the model keeps the most exact
 value of each key at each step (``tui.model.merge``).
 
+A run with no console log (``tui.sources.logger_run``) has only these feeds;
+then they also tell the model when the run last wrote (``note_write``), as
+the console feed does, so the stalled rule judges such a run by its files.
+
 Unlike the console feed, a JSONL that is truncated does not reset the model:
 verl truncates it whenever the run restarts, and the values already merged
 are still the run's; the restarted run's records replace them step by step.
@@ -34,17 +38,23 @@ class JsonlFeed:
 
     def __init__(self, source: LogSource, model: RunModel,
                  on_change: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, note_writes: bool = False) -> None:
+        """``note_writes``: the JSONL is the run's only record, so its writes are the run's."""
         self.source = source
         self.model = model
         self.scanner = JsonlScanner()
         self.on_change = on_change
         self.clock = clock
+        self.note_writes = note_writes
 
     async def run(self, follow: bool) -> None:
         """Read from where the scanner stopped; with ``follow``, never return."""
         async for event in self.source.stream(self.scanner.consumed, follow):
             if isinstance(event, Data):
+                if self.note_writes and (follow or event.mtime is not None):
+                    # Bytes with no time of their own: followed, they come as they are
+                    # written; read once, the time the files were found with stands.
+                    self.model.note_write(event.mtime if event.mtime is not None else self.clock())
                 self._fold(await asyncio.to_thread(self.scanner.feed, event.data))
             elif isinstance(event, Reset):
                 self.scanner = JsonlScanner()
@@ -69,29 +79,48 @@ class TensorBoardFeed:
                  on_change: Callable[[], None] | None = None,
                  poll_seconds: float = TENSORBOARD_POLL_SECONDS,
                  clock: Callable[[], float] = time.time,
-                 sync: Callable[[], Awaitable[None]] | None = None) -> None:
-        """``sync``: what brings ``directory`` up to date before each poll (a remote mirror)."""
+                 sync: Callable[[], Awaitable[float | None]] | None = None,
+                 note_writes: bool = False) -> None:
+        """``sync``: what brings ``directory`` up to date before each poll (a remote mirror)
+        and says when the files were last written there; ``note_writes``: the event files
+        are the run's only record, so their writes are the run's."""
         self.directory = directory
         self.model = model
         self.on_change = on_change
         self.poll_seconds = poll_seconds
         self.clock = clock
         self.sync = sync
+        self.note_writes = note_writes
 
     async def run(self, follow: bool) -> None:
-        """Read every event file to its end; with ``follow``, keep polling for more."""
+        """Read every event file to its end; with ``follow``, keep polling for more.
+
+        Followed, a remote mirror whose connection dropped is tried again at the
+        next poll: the run's own source says so in the header and reconnects.
+        """
         while True:
-            if self.sync is not None:
-                await self.sync()
-            while True:
-                records, more = await asyncio.to_thread(self.directory.poll)
-                if self.model.apply(records, self.clock(), Source.TENSORBOARD) and self.on_change:
-                    self.on_change()
-                if not more:  # else the poll stopped at its batch size
-                    break
+            try:
+                await self._read_to_end()
+            except SourceError:
+                if not follow:
+                    raise
             if not follow:
                 return
             await asyncio.sleep(self.poll_seconds)
+
+    async def _read_to_end(self) -> None:
+        if self.sync is not None:
+            written = await self.sync()
+        else:
+            written = await asyncio.to_thread(self.directory.last_written)
+        if self.note_writes and written is not None:
+            self.model.note_write(written)
+        while True:
+            records, more = await asyncio.to_thread(self.directory.poll)
+            if self.model.apply(records, self.clock(), Source.TENSORBOARD) and self.on_change:
+                self.on_change()
+            if not more:  # else the poll stopped at its batch size
+                break
 
     def problems(self) -> list[str]:
         """What could not be read, for the user."""
@@ -104,11 +133,15 @@ async def logger_feeds(folder: RunFolder, model: RunModel,
     """Feeds for the JSONL and TensorBoard files the run's log points at, and notes for the user."""
     found = await folder.logger_files()
     feeds: list[JsonlFeed | TensorBoardFeed] = []
+    if found.alone and found.written_at is not None:
+        model.note_write(found.written_at)
     if found.jsonl is not None:
-        feeds.append(JsonlFeed(folder.jsonl_source(found.jsonl), model, on_change))
+        feeds.append(JsonlFeed(folder.jsonl_source(found.jsonl), model, on_change,
+                               note_writes=found.alone))
     if found.tensorboard is not None:
         local, sync = folder.event_sync(found.tensorboard)
-        feeds.append(TensorBoardFeed(TensorBoardDir(local), model, on_change, sync=sync))
+        feeds.append(TensorBoardFeed(TensorBoardDir(local), model, on_change, sync=sync,
+                                     note_writes=found.alone))
     return feeds, found.notes
 
 

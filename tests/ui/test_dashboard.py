@@ -240,3 +240,29 @@ async def test_source_status_events_show_in_the_header():
         await wait_for(pilot, lambda: "permission denied" in header_text(app), "the source's error")
         assert "reconnecting" not in header_text(app)
         assert shown_step(app) == "5"  # what was read stays on screen
+
+
+async def test_a_run_with_only_logger_files_fills_the_dashboard_and_follows_them(tmp_path):
+    """verl with trainer.logger=['tensorboard', 'file'] and no kept console: the event files
+    and the JSONL are the run; a line the JSONL gains reaches the screen."""
+    import json
+    import shutil
+
+    from tests.test_logger_feeds import JSONL, RESUMED
+    from tui.sources.logger_run import local_logger_run
+
+    shutil.copytree(RESUMED, tmp_path / "tensorboard_log" / "proj" / "exp")
+    (tmp_path / "proj").mkdir()
+    jsonl = tmp_path / "proj" / "exp.jsonl"
+    shutil.copy(JSONL, jsonl)
+    source, note = local_logger_run(tmp_path)
+    app = RlwatchApp(source, note=note, run_dir=tmp_path, watch_accelerators=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "6", "step 6, which only TensorBoard has")
+        await wait_for(pilot, lambda: panel(app, "reward").query_one(Sparkline).data,
+                       "the reward sparkline")
+        with jsonl.open("a") as out:
+            out.write(json.dumps({"step": 7, "data": {"critic/score/mean": 0.875}}) + "\n")
+        await wait_for(pilot, lambda: shown_step(app) == "7", "step 7 from the followed JSONL")
+        assert stats_text(app, "reward").split()[0] == "0.875"
+        assert app.model.series["critic/score/mean"].value_at(7) == 0.875

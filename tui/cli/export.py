@@ -4,14 +4,26 @@ Gives TensorBoard curves to runs that only logged to the console: the tags
 are verl's keys and the steps verl's steps, as if verl's ``tensorboard``
 logger had been on, so ``tensorboard --logdir DIR`` shows the run. What is
 written is the merged model (console text, and the JSONL and events the log
-points at, where exact). Values go out as float64 tensors rather than
-torch's float32 ``simple_value``, so TensorBoard reads back exactly the
-numbers rlwatch parsed.
+points at, where exact).
+
+The events are what verl's own logger writes: torch's
+``SummaryWriter.add_scalar(key, value, step)``, one event per value holding a
+float32 ``simple_value`` and no plugin metadata. Every reader of verl's event
+files reads that: TensorBoard, its ``EventAccumulator.Scalars()``, tbparse,
+anything built on them. Values are therefore float32, as TensorBoard stores
+every scalar. An earlier version wrote float64 tensor summaries to keep the
+exact numbers; ``EventAccumulator`` lists those under ``Tensors()``, not
+``Scalars()``, so scripts written for verl's files saw nothing. Writing both
+would show each point twice in TensorBoard (it reads ``simple_value`` as a
+scalar tensor of the same tag), so float32 alone is written: the exact values
+stay where they came from (the JSONL, ``rlwatch check --json``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import struct
 import sys
 import time
 from collections.abc import Mapping
@@ -29,37 +41,37 @@ CANNOT_WRITE = 1
 
 
 def write_events(series: Mapping[str, Series], directory: Path) -> Path:
-    """Write every value, one event per step holding all of that step's keys; return the file.
+    """Write every value as torch's ``add_scalar`` does; return the file.
 
-    The scalars plugin's metadata goes with a tag's first value only, as
-    tf.summary writes it; TensorBoard keeps it per tag.
+    Steps ascend, and within a step the keys come in the order the run first
+    logged them, as verl's ``Tracking.log`` loop writes a step's dict. A value
+    beyond float32's range becomes ±inf, as it would in torch.
     """
     from tensorboard.compat.proto.event_pb2 import Event
-    from tensorboard.compat.proto.summary_pb2 import DATA_CLASS_SCALAR, SummaryMetadata
-    from tensorboard.compat.proto.tensor_pb2 import TensorProto
-    from tensorboard.compat.proto.types_pb2 import DT_DOUBLE
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-    scalar = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"),
-                             data_class=DATA_CLASS_SCALAR)
     writer = EventFileWriter(str(directory))
     written_at = time.time()  # the log does not say when each step ran
-    described: set[str] = set()
     cursors = dict.fromkeys(series, 0)
     for step in sorted(set().union(*(s.steps for s in series.values()))):
-        event = Event(step=step, wall_time=written_at)
         for key, values in series.items():
             at = cursors[key]
             if at < len(values) and values.steps[at] == step:
                 cursors[key] = at + 1
-                value = event.summary.value.add(
-                    tag=key, tensor=TensorProto(dtype=DT_DOUBLE, double_val=[values.values[at]]))
-                if key not in described:
-                    value.metadata.CopyFrom(scalar)
-                    described.add(key)
-        writer.add_event(event)
+                event = Event(step=step, wall_time=written_at)
+                event.summary.value.add(tag=key, simple_value=_float32(values.values[at]))
+                writer.add_event(event)
     writer.close()
     return event_files(directory)[-1]
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to the float32 a ``simple_value`` holds, as torch rounds it: a
+    finite double beyond float32's range becomes ±inf (``struct`` would refuse it)."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def run_export(target: str, log: str | None, tensorboard: str,
@@ -84,6 +96,7 @@ def run_export(target: str, log: str | None, tensorboard: str,
         print(f"rlwatch: {directory}: cannot write ({error.strerror or error})", file=sys.stderr)
         return CANNOT_WRITE
     values = sum(len(s) for s in model.series.values())
-    print(f"{written}: {values} values of {len(model.series)} metrics; "
+    print(f"{written}: {values} values of {len(model.series)} metrics (float32, as TensorBoard "
+          "keeps scalars); "
           f"view with: tensorboard --logdir {directory} --samples_per_plugin scalars=0")
     return exit_codes.OK

@@ -1,4 +1,9 @@
-"""Turning what the user typed (a log file or a run directory) into a source."""
+"""Turning what the user typed (a log file, a run directory, a JSONL, event files) into a source.
+
+A run is read from its console log when it has one; a directory without one,
+a verl file-logger JSONL and a directory of TensorBoard event files are runs
+too, read from those files alone (``tui.sources.logger_run``).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from tui.sources.base import LogSource, SourceError
-from tui.sources.discovery import find_training_log
+from tui.sources.discovery import NoLogFound, find_training_log
+from tui.sources.logger_run import local_logger_run, local_run_instead_of
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.local_file import LocalFile
+from tui.sources.tensorboard_events import is_event_file
 from tui.sources.ssh.target import parse_target
 
 
@@ -25,8 +32,9 @@ def open_target(target: str, log: str | None = None,
                 accept_new_host_key: bool = False) -> OpenedTarget:
     """Resolve ``target`` (file, run directory, or ``[user@]host:path``) and ``--log`` to a source.
 
-    A remote source connects (and finds the log in a run directory) in its
-    ``connect()``; nothing touches the network here.
+    A remote source connects (and finds the log in a run directory, or the
+    logger files of a run without one) in its ``connect()``; nothing touches
+    the network here.
     """
     remote = parse_target(target)
     if remote is not None:
@@ -36,7 +44,10 @@ def open_target(target: str, log: str | None = None,
         if log is not None:
             path = log if log.startswith("/") else f"{remote.path.rstrip('/')}/{log}"
             remote, run_dir = replace(remote, path=path), remote.path
-        return OpenedTarget(RemoteLog(remote, NEEDLES, accept_new_host_key, run_dir=run_dir), None)
+        # A JSONL or event file named as the target is not grepped for console lines.
+        name = remote.path.rstrip("/").rsplit("/", 1)[-1]
+        needles = () if name.endswith(".jsonl") or is_event_file(name) else NEEDLES
+        return OpenedTarget(RemoteLog(remote, needles, accept_new_host_key, run_dir=run_dir), None)
     try:
         return _open_local(Path(target).expanduser(), target, log)
     except PermissionError:
@@ -50,12 +61,22 @@ def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:
         log_path = Path(log).expanduser()
         if not log_path.is_absolute() and path.is_dir():
             log_path = path / log_path
+        # --log may name another experiment's JSONL or event directory, too.
+        if log_path.exists() and (run := local_logger_run(log_path)) is not None:
+            return OpenedTarget(*run)
         return OpenedTarget(LocalFile(log_path, prefilter=NEEDLES), None)
     if path.is_dir():
-        choice = find_training_log(path)
+        try:
+            choice = find_training_log(path)
+        except NoLogFound:
+            return OpenedTarget(*local_logger_run(path))
+        if not choice.has_steps and (run := local_run_instead_of(choice.path, path)) is not None:
+            return OpenedTarget(*run)
         return OpenedTarget(LocalFile(choice.path, prefilter=NEEDLES), f"watching {choice.path} ({choice.reason})")
     if not path.exists():
         raise SourceError(f"{target}: no such file or directory")
+    if (run := local_logger_run(path)) is not None:
+        return OpenedTarget(*run)
     return OpenedTarget(LocalFile(path, prefilter=NEEDLES), None)
 
 

@@ -21,9 +21,33 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from tui.parsers.log_scanner import MAX_LINE_BYTES
 from tui.parsers.records import StepRecord
+
+
+# How every line of verl's file logger starts, in both spellings (``{"step": N, "data": {``
+# and orjson's compact ``{"step":N,"data":{``). Written so that it means the same as a
+# Python regex and as a POSIX ERE: the box checks a remote JSONL with ``grep -E`` on its
+# first line, and a local one is checked with this, so both take the same files.
+RECORD_START = r'^\{"step": ?-?[0-9]+, ?"data": ?\{'
+_RECORD_START = re.compile(RECORD_START.encode())
+# Bytes of a file read to judge it: the record's start is all that is checked, so a
+# directory of thousands of rollout dumps costs a few hundred bytes a file.
+HEAD_BYTES = 256
+
+
+def is_file_logger_head(head: bytes) -> bool:
+    """True if ``head`` (a file's first bytes) starts like verl's file-logger JSONL.
+
+    A run directory holds other ``*.jsonl`` files (rollout dumps, datasets);
+    only a first line of verl's ``{"step": N, "data": {...}}`` makes a file a
+    run's metrics. The first line is judged, not every line: a run that was
+    killed mid-line leaves a cut last line, which the scanner skips.
+    """
+    first = head.split(b"\n", 1)[0]
+    return _RECORD_START.match(first) is not None
 
 
 def parse_record(line: bytes, offset: int = 0) -> StepRecord | None:

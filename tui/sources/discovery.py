@@ -30,23 +30,36 @@ class LogChoice:
 
     path: Path
     reason: str
+    has_steps: bool = True
 
 
-def candidates(directory: Path) -> list[Path]:
-    """Log-like files under ``directory``, newest first."""
-    found: list[tuple[float, Path]] = []
+class NoLogFound(SourceError):
+    """A run directory without any ``*.log``/``*.out``/``*.txt``: the run may still be
+    known by its TensorBoard events or file-logger JSONL (``tui.sources.logger_run``)."""
+
+
+def walk_files(directory: Path):
+    """Every file under ``directory`` that discovery looks at (``MAX_DEPTH`` folders down,
+    hidden folders skipped), shared by the log and the logger-file searches so that both
+    look as deep."""
     base_depth = len(directory.parts)
     for root, dirs, files in os.walk(directory, onerror=lambda _error: None):
         if len(Path(root).parts) - base_depth >= MAX_DEPTH:
             dirs[:] = []
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in files:
-            if name.endswith(LOG_SUFFIXES):
-                path = Path(root) / name
-                try:
-                    found.append((path.stat().st_mtime, path))
-                except OSError:
-                    continue
+            yield Path(root) / name
+
+
+def candidates(directory: Path) -> list[Path]:
+    """Log-like files under ``directory``, newest first."""
+    found: list[tuple[float, Path]] = []
+    for path in walk_files(directory):
+        if path.name.endswith(LOG_SUFFIXES):
+            try:
+                found.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
     return [path for _, path in sorted(found, key=lambda item: item[0], reverse=True)]
 
 
@@ -72,10 +85,11 @@ def find_training_log(directory: Path) -> LogChoice:
         raise SourceError(f"{directory}: permission denied")
     files = candidates(directory)
     if not files:
-        raise SourceError(
+        raise NoLogFound(
             f"{directory}: no *.log, *.out or *.txt file found; pass --log FILE to name the log"
         )
     for path in files:
         if has_step_lines(path):
             return LogChoice(path, f"newest of {len(files)} log file(s) with verl step lines")
-    return LogChoice(files[0], f"newest of {len(files)} log file(s); none has step lines yet")
+    return LogChoice(files[0], f"newest of {len(files)} log file(s); none has step lines yet",
+                     has_steps=False)

@@ -21,16 +21,23 @@ from tui.sources.tensorboard_events import event_files
 
 @dataclass(frozen=True, slots=True)
 class LoggerFiles:
-    """The run's file-logger JSONL and TensorBoard directory, where found, and what to tell the user."""
+    """The run's file-logger JSONL and TensorBoard directory, where found, and what to tell the user.
+
+    ``alone``: these files are all there is of the run (no console log), so
+    they also say when the run last wrote (the stalled rule), from
+    ``written_at`` (their newest modification time when found) on.
+    """
 
     jsonl: PurePath | None
     tensorboard: PurePath | None
     notes: tuple[str, ...]
+    alone: bool = False
+    written_at: float | None = None
 
 
 def find_logger_files(log: Path, run_dir: Path | None = None) -> LoggerFiles:
     """Look on this machine for the files ``log`` points at, beside ``run_dir`` and the log."""
-    return choose_logger_files(logger_hints(_sniff(log)), bases_of(log, run_dir), Path.is_file,
+    return choose_logger_files(logger_hints(sniff_log(log)), bases_of(log, run_dir), Path.is_file,
                                lambda path: bool(event_files(Path(path))))
 
 
@@ -78,7 +85,7 @@ def _first(hints: LoggerHints, logger: str, candidates: list[PurePath], bases: l
     return None
 
 
-def _sniff(log: Path) -> str:
+def sniff_log(log: Path) -> str:
     """The head and tail of the log, where verl prints its config and announcements."""
     try:
         with open(log, "rb") as handle:

@@ -37,18 +37,24 @@ class RunFolder(Protocol):
     def jsonl_source(self, path: PurePath) -> LogSource:
         """A followable source for the file-logger JSONL at ``path``."""
 
-    def event_sync(self, directory: PurePath) -> tuple[Path, Callable[[], Awaitable[None]] | None]:
+    def event_sync(self, directory: PurePath
+                   ) -> tuple[Path, Callable[[], Awaitable[float | None]] | None]:
         """A local directory holding ``directory``'s event files, and what brings it up to
-        date before each read (None when it is the directory itself)."""
+        date before each read (None when it is the directory itself); that returns when
+        the files were last written on their host (None: unknown)."""
 
 
 class LocalFolder:
     """The run's files on this machine: the run directory named, else the log's folder."""
 
-    def __init__(self, log: Path, run_dir: Path | None = None) -> None:
+    def __init__(self, log: Path, run_dir: Path | None = None,
+                 files: LoggerFiles | None = None) -> None:
+        """``files``: the logger files that are the run, when it has no console log
+        (``log`` is then the JSONL or event directory read)."""
         self.log = log
         self.run_dir = run_dir
         self.root = run_dir if run_dir is not None else log.parent
+        self.files = files
 
     async def dump_dirs(self) -> list[DumpDir]:
         return await asyncio.to_thread(find_dump_dirs, Path(self.root))
@@ -57,12 +63,15 @@ class LocalFolder:
         return await asyncio.to_thread(Path(path).read_bytes)
 
     async def logger_files(self) -> LoggerFiles:
+        if self.files is not None:
+            return self.files
         return await asyncio.to_thread(find_logger_files, self.log, self.run_dir)
 
     def jsonl_source(self, path: PurePath) -> LogSource:
         return LocalFile(Path(path))
 
-    def event_sync(self, directory: PurePath) -> tuple[Path, Callable[[], Awaitable[None]] | None]:
+    def event_sync(self, directory: PurePath
+                   ) -> tuple[Path, Callable[[], Awaitable[float | None]] | None]:
         return Path(directory), None
 
 
@@ -70,6 +79,10 @@ def folder_for(source: LogSource, run_dir: Path | None = None) -> RunFolder | No
     """The folder of ``source``'s run: local, remote, or None for a log with no place (the demo)."""
     if isinstance(source, LocalFile):
         return LocalFolder(source.path, run_dir)
+    from tui.sources.logger_run import LocalLoggerRun
+
+    if isinstance(source, LocalLoggerRun):
+        return LocalFolder(source.path, run_dir, source.logger_files)
     from tui.sources.ssh.remote_log import RemoteLog
 
     if isinstance(source, RemoteLog):

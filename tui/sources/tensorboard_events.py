@@ -179,6 +179,16 @@ class TensorBoardDir:
                 return records, True
         return records, False
 
+    def last_written(self) -> float | None:
+        """The newest modification time of the directory's event files (None: none there)."""
+        times = []
+        for path in event_files(self.directory):
+            try:
+                times.append(path.stat().st_mtime)
+            except OSError:
+                continue
+        return max(times, default=None)
+
     def problems(self) -> list[str]:
         """What could not be read, in words: vanished files, records that do not decode."""
         out = [reader.error for reader in self._readers.values() if reader.error]

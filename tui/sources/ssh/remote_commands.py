@@ -169,12 +169,34 @@ def follow(path: str, start: int) -> str:
 
 
 def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:
-    """``<size> <path>`` of each file named like one of ``names`` (globs) under ``roots``,
-    at most ``depth`` levels down, each record ended by a NUL. Missing roots are skipped."""
+    """``<size> <mtime> <path>`` of each file named like one of ``names`` (globs) under
+    ``roots``, at most ``depth`` levels down, each record ended by a NUL. Missing roots are
+    skipped. The modification time (seconds, with a fraction) says when a run that has
+    only logger files last wrote; a last record ``NOW <box time>`` puts it on this
+    machine's clock (``box_clock``: the box's clock may be off)."""
     tests = " -o ".join(f"-name {shlex.quote(name)}" for name in names)
     quoted = " ".join(shlex.quote(root) for root in roots)
     return (f"find {quoted} -maxdepth {int(depth)} -type f \\( {tests} \\) "
-            "-printf '%s %p\\0' 2>/dev/null; true")
+            f"-printf '%s %T@ %p\\0' 2>/dev/null; {_NOW}")
+
+
+# The box's time, ending a listing, so that its mtimes can be put on this machine's clock.
+_NOW = "printf 'NOW %s\\0' \"$(date +%s 2>/dev/null)\""
+
+
+def list_logger_files(root: str, depth: int, jsonl_start: str, event_mark: str,
+                      head_bytes: int = 256) -> str:
+    """``<kind> <mtime> <path>`` of each JSONL and event file under ``root`` (at most
+    ``depth`` levels down), NUL-ended: kind ``J`` for a JSONL whose first line matches the
+    ERE ``jsonl_start`` (verl's file logger), ``-`` for another JSONL, ``E`` for an event
+    file (``head_bytes``: how much of a JSONL's start is looked at); then ``NOW <box time>``.
+    One round trip, however many dumps' JSONLs the directory holds."""
+    per_file = (f'for f; do case $f in *.jsonl) if head -c {int(head_bytes)} -- "$f" | head -n 1 '
+                '| LC_ALL=C grep -aqE "$0"; then k=J; else k=-; fi;; *) k=E;; esac; '
+                'printf "%s %s %s\\0" "$k" "$(stat -c %Y -- "$f")" "$f"; done')
+    return (f"find {shlex.quote(root)} -maxdepth {int(depth)} -type f \\( -name '*.jsonl' "
+            f"-o -name {shlex.quote(event_mark + '*')} \\) -exec sh -c {shlex.quote(per_file)} "
+            f"{shlex.quote(jsonl_start)} {{}} + 2>/dev/null; {_NOW}")
 
 
 def hint_lines(path: str, needles: Sequence[str], after: int = 3) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from tui.durations import word_duration
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
+from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.box_clock import BoxClock
@@ -53,6 +54,10 @@ class RemoteLog:
         self._first: _Backfill | None = None
         # Whether the user was told the box cannot say when the log was written.
         self._clock_noted = False
+        # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
+        # set by connect(); then there are no console bytes to stream.
+        self.logger_files = None
+        self._chosen: tuple[bool, int, str] | None = None  # the log discovery chose
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -78,11 +83,20 @@ class RemoteLog:
         """
         import asyncssh
 
+        from tui.sources.ssh import remote_logger_run
         from tui.sources.ssh.connection import connect
 
         self._conn = await connect(self.target, self.accept_new_host_key)
         try:
-            return await self._discover()
+            note = await self._discover()
+            if self._chosen is None:  # a file: a JSONL or event file named is that run
+                if await remote_logger_run.named_logger_file(self):
+                    self._drop_first_backfill()
+            else:  # a directory's log with no step line may not be the run's console
+                note = await remote_logger_run.instead_of_log(self, self._chosen) or note
+            return note
+        except NoLogFound:
+            return await remote_logger_run.find_logger_run(self, self.target.path)
         except (_Dropped, OSError, asyncssh.Error) as error:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
 
@@ -111,9 +125,9 @@ class RemoteLog:
             if path and (mtime.isdigit() or mtime == "-"):  # "-": the box cannot say
                 candidates.append((has_steps == "1", int(mtime) if mtime != "-" else 0, path))
         if not candidates:
-            raise SourceError(f"{self.label}: no *.log, *.out or *.txt file found; pass --log FILE")
+            raise NoLogFound(f"{self.label}: no *.log, *.out or *.txt file found; pass --log FILE")
         with_steps = [c for c in candidates if c[0]]
-        chosen = max(with_steps or candidates, key=lambda c: c[1])
+        chosen = self._chosen = max(with_steps or candidates, key=lambda c: c[1])
         self.path = chosen[2]
         self.run_dir = self.target.path
         why = "with verl step lines" if with_steps else "none has step lines yet"
@@ -153,6 +167,8 @@ class RemoteLog:
         """``command``'s output on the box (text, or bytes with ``binary``)."""
         import asyncssh
 
+        if self._conn is None:  # between a drop and the reconnect another task is making
+            raise SourceError(f"{self.target.host}: not connected")
         try:
             result = await self._conn.run(command, encoding=None if binary else "utf-8",
                                           errors="replace", check=False)
@@ -165,7 +181,15 @@ class RemoteLog:
 
         A drop mid-backfill resumes the backfill after the last line delivered,
         so each line is delivered once however often the connection goes.
+        A run with no console log streams nothing (its logger feeds bring the steps);
+        followed, it keeps their connection up instead, reconnecting when it drops.
         """
+        if self.logger_files is not None:
+            while follow:
+                await self._conn.wait_closed()
+                async for status in self._reconnect("the connection closed"):
+                    yield status
+            return
         offset = start
         if start == 0 and self.prefilter:
             delivered = 0  # where the lines delivered so far end
