@@ -97,6 +97,10 @@ def test_the_verdict_is_what_a_reader_sees(folder: Path, sample: dict, tmp_path:
     assert result is not None, f"no verdict (exit {status}): {stderr}"
     run = result["run"]
     state = sample["state"]
+    if path.is_dir() or path.suffix == ".jsonl":
+        # verl's file logger and TensorBoard write metrics only: neither a crash nor the
+        # run's end reaches them, so from these files alone a run is running or stalled.
+        state = "running"
     if state == "running":
         # A live or cut-off log: no crash and no end; a stall depends on the clock.
         assert run["state"] in ("running", "stalled"), run
@@ -111,7 +115,7 @@ def test_the_verdict_is_what_a_reader_sees(folder: Path, sample: dict, tmp_path:
             # other failure lines its message names.
             assert said in crash["exception"] or crash["exception"] in said or said in crash["message"], \
                 (said, crash["message"])
-    else:
+    elif sample["state"] != "crashed":
         assert not [f for f in result["findings"] if f["rule"] == "crash"
                     and f["severity"] == "critical"], result["findings"]
     if "last_step" in sample:
