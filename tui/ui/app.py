@@ -239,7 +239,8 @@ class RlwatchApp(App[None]):
         # Still judging a big backfill: come back on the next tick, not in 5 s.
         self._judged_at = 0.0 if self.engine.behind else time.monotonic()
         self.dashboard.show_findings(self.findings)
-        self.title = f"rlwatch {run_line(self.short_name, self.model, self.findings)}"
+        # The run's name is a (remote) file name: the title shows its controls, inert.
+        self.title = safe_text(f"rlwatch {run_line(self.short_name, self.model, self.findings)}")
         fresh = self.alerts.new(self.findings)
         if not fresh:
             return
