@@ -108,3 +108,45 @@ def test_the_title_sequence_rlwatch_writes_carries_nothing_else():
     assert written.startswith("\x1b]2;") and written.endswith("\x07")
     assert controls_in(written[4:-1]) == []
     assert written[4:-1] == "rlwatch run␛]0;PWNED-TITLE␇/grpo 5/5 \\x9b2J␛]52;c;eA==␇"
+
+
+async def test_dumps_and_the_chart_of_an_evil_key_show_it_inert(tmp_path):
+    import json
+
+    from tests.hostile import ALL
+    from tests.ui.test_drilldown import highlight_metric
+    from tui.sources.local_file import LocalFile
+    from tui.ui.screens.chart import ChartScreen
+    from tui.ui.widgets.step_dumps import StepDumps
+
+    log = evil_run(tmp_path)
+    run_dir = log.parent
+    rollouts = run_dir / "rollout_dumps"
+    rollouts.mkdir()
+    rows = [{"input": f"question {i} {ALL}", "output": f"answer {i}\n{ALL}", "gts": f"4{ALL}",
+             "score": float(i), "step": 4, f"extra{ALL}": f"x{ALL}"} for i in range(2)]
+    (rollouts / "4.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), run_dir=run_dir)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "5/5", "step 5")
+        await open_steps(pilot, app)
+        await go_to_step(pilot, app, 4)
+        await open_detail(pilot, app, 4)
+        await pilot.press("d")
+        dumps = app.screen.query_one(StepDumps)
+        await wait_for(pilot, lambda: len(dumps.dumps) == 1, "the rollout dump read")
+        await pilot.pause(0.2)
+        assert_screen_inert(app)
+        card = text_of(dumps.query_one(SampleCard))
+        assert "question 1" in card and f"{TITLE0_SHOWN}{TITLE2_SHOWN}" in card
+        assert "extra␛]0;PWNED-TITLE␇" in card  # an extra field's name, from the dump
+
+        await pilot.press("m")
+        metrics = app.screen.query_one(StepMetrics)
+        await wait_for(pilot, lambda: metrics.row_count > 0, "the step's metrics")
+        await highlight_metric(pilot, app, EVIL_KEY.replace("\x1b[2J\x1b[H", ""))
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the evil key's chart")
+        await pilot.pause(0.3)
+        assert_screen_inert(app)
+        assert "evil␛]0;PWNED-TITLE␇␛]2;PWNED-TWO" in drawn(app)  # the title names the key
