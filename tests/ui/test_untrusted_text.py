@@ -150,3 +150,33 @@ async def test_dumps_and_the_chart_of_an_evil_key_show_it_inert(tmp_path):
         await pilot.pause(0.3)
         assert_screen_inert(app)
         assert "evil␛]0;PWNED-TITLE␇␛]2;PWNED-TWO" in drawn(app)  # the title names the key
+
+
+async def test_smi_names_and_tool_errors_show_inert_in_the_strip_and_processes(tmp_path, monkeypatch):
+    import time
+
+    from tests.hostile import ALL
+    from tests.ui.screens.test_processes import app_on, open_processes, rows_of
+    from tui.model.accelerators import AcceleratorHistory
+    from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
+
+    history = AcceleratorHistory()
+    history.add([AcceleratorSample(f"box{TITLE0}", 0, "GPU-1", f"H100{TITLE0}", 50.0, 1.0, 2.0,
+                                   40.0, 100.0,
+                                   processes=(AcceleratorProcess(7, f"python{ALL}", None, "GPU-1"),))],
+                time.time())
+    history.set_status(f"other{TITLE0}", f"nvidia-smi: {ALL}", False, time.time())
+    app = RlwatchApp(app_on(tmp_path, monkeypatch).source, watch_accelerators=False)
+    app.accelerators = history
+    app.dashboard.accelerators.history = history
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "3", "step 3")
+        app.dashboard.accelerators.show()
+        await pilot.pause(0.2)
+        assert_screen_inert(app)
+        assert f"box{TITLE0_SHOWN}:0 H100␛]0;PWNED" in drawn(app)
+        assert f"other{TITLE0_SHOWN}: nvidia-smi:" in drawn(app)  # a failing host, its error next
+        rows = await open_processes(pilot, app, 1)
+        assert rows[0][:3] == [f"box{TITLE0_SHOWN}", f"0 H100{TITLE0_SHOWN}", "7"]
+        assert rows[0][3].startswith(f"python{TITLE0_SHOWN}{TITLE2_SHOWN}") and rows == rows_of(app)
+        assert_screen_inert(app)
