@@ -117,3 +117,13 @@ async def test_the_hook_gets_json_whose_strings_are_inert(tmp_path):
     assert_inert(json.dumps(got, ensure_ascii=False))  # what ``jq -r .message`` would print
     assert got["metric"] == safe_text(EVIL_KEY)
     assert TITLE0_SHOWN in got["message"] and got["run"] == "/runs/run␛]0;PWNED-TITLE␇/grpo.log"
+
+
+def test_rlwatchs_own_stderr_shows_what_it_quotes_inert(capsys):
+    from tui.cli.main import main
+
+    assert main(["check", f"/nonexistent/run{TITLE0}\x9b2J/grpo.log"]) == 3
+    err = capsys.readouterr().err
+    assert_inert(err)
+    assert err == f"rlwatch: /nonexistent/run{TITLE0_SHOWN}\\x9b2J/grpo.log: no such file or directory\n"
+    assert not hasattr(sys.stderr, "_stream")  # put back afterwards
