@@ -180,3 +180,24 @@ async def test_smi_names_and_tool_errors_show_inert_in_the_strip_and_processes(t
         assert rows[0][:3] == [f"box{TITLE0_SHOWN}", f"0 H100{TITLE0_SHOWN}", "7"]
         assert rows[0][3].startswith(f"python{TITLE0_SHOWN}{TITLE2_SHOWN}") and rows == rows_of(app)
         assert_screen_inert(app)
+
+
+async def test_the_on_critical_hook_gets_the_findings_inert(tmp_path):
+    import json
+
+    from tests.ui.test_health import RecordingApp
+    from tui.sources.local_file import LocalFile
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    app = RecordingApp(LocalFile(evil_run(tmp_path), poll_seconds=0.05),
+                       on_critical=f"cat > {hooks}/$$.tmp && mv {hooks}/$$.tmp {hooks}/$$.json")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: len(list(hooks.glob("*.json"))) == 2,
+                       "both critical findings sent to the hook")
+    raws = [path.read_text(encoding="utf-8") for path in hooks.glob("*.json")]
+    assert all(controls_in(raw) == [] for raw in raws)
+    got = {finding["rule"]: finding for finding in map(json.loads, raws)}
+    assert controls_in(json.dumps(got, ensure_ascii=False)) == []  # what ``jq -r`` would print
+    assert got["loss-nan"]["metric"] == EVIL_KEY_SHOWN
+    assert TITLE0_SHOWN in got["crash"]["message"] and "run␛]0;PWNED-TITLE␇" in got["crash"]["run"]
