@@ -41,7 +41,8 @@ def _step(step: int, loss: str) -> str:
 
 def hostile_log(directory: Path, name: str = "grpo.log") -> Path:
     """Five steps whose lines carry the sequences in a key (nan at step 5), plain lines and a
-    printed sample carrying them in step 4's text, and a traceback line carrying them."""
+    printed sample carrying them in step 4's text, a traceback line carrying them, and a crash
+    whose exception line carries them."""
     lines = ["Total training steps: 5\n"]
     lines += [_step(step, "0.1") for step in range(1, 4)]
     lines += [
@@ -54,6 +55,11 @@ def hostile_log(directory: Path, name: str = "grpo.log") -> Path:
         _step(4, "0.1"),
         f"Traceback (most recent call last): {TITLE0}{CLIPBOARD}\n",
         _step(5, "nan"),
+        # The crash the run ends on: its exception line names it in the header, the title,
+        # the findings and check (a traceback a step follows, above, is only an error).
+        "Traceback (most recent call last):\n",
+        '  File "/app/train.py", line 9, in <module>\n',
+        f"RuntimeError: boom{TITLE0}{CLIPBOARD}\n",
     ]
     path = directory / name
     path.write_text("".join(lines), encoding="utf-8")

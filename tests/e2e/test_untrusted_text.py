@@ -55,20 +55,26 @@ def test_dashboard_steps_and_log_tab_leave_title_and_buffers_alone(tmp_path):
         tmux.start([str(log)], {"HOME": str(home)}, width=200, height=50, before=CLIPBOARD_ON)
         assert BASE_ENV["LANG"] == "C.UTF-8"  # the visible form is drawn, not ASCII stand-ins
 
+        # rlwatch's title names the crash by its exception line, which carries OSC 0 and 52:
+        # shown in the visible form. Obeyed, the pane title would be "PWNED-TITLE" or
+        # "PWNED-TWO" instead.
+        crash_shown = "✖ CRIT crash: RuntimeError: boom␛]0;PWNED-TITLE␇␛]52;c;"
+
         def title_ok() -> bool:
             title = tmux.display("#{pane_title}")
-            assert "PWNED" not in title, title
-            return title.startswith("rlwatch run/grpo 5/5 ") and "CRIT" in title
+            assert title.startswith("rlwatch "), title
+            return title.startswith(f"rlwatch run/grpo 5/5 reward 0.5 {crash_shown}")
 
         def untouched() -> None:
             assert tmux("show", "-sv", "set-clipboard").stdout.strip() == "on"
             assert buffers(tmux) == ""
             title = tmux.display("#{pane_title}")
-            assert "PWNED" not in title and title.startswith("rlwatch run/grpo 5/5 "), title
+            assert title.startswith(f"rlwatch run/grpo 5/5 reward 0.5 {crash_shown}"), title
 
         poll(lambda: "step 5/5" in tmux.screen(), 20, "the dashboard at step 5")
-        poll(title_ok, 10, "rlwatch's title with the critical finding")
+        poll(title_ok, 10, "rlwatch's title with the crash")
         untouched()
+        assert "crashed: RuntimeError: boom␛]0;PWNED-TITLE␇␛]52;c;cHduZWQ=␇" in tmux.screen()
 
         tmux.keys("s")  # the steps table
         poll(lambda: re.search(r"Steps\s+5\b", tmux.screen()), 10, "the steps table")
@@ -80,7 +86,7 @@ def test_dashboard_steps_and_log_tab_leave_title_and_buffers_alone(tmp_path):
         poll(lambda: "go to step" not in tmux.screen(), 10, "the go-to box to close")
         tmux.keys("Enter")  # its detail
         poll(lambda: "Metrics  Log  Dumps" in tmux.screen(), 10, "step 4's detail")
-        assert "✖ CRIT crash" in tmux.screen()  # step 4's own finding, not step 5's loss-nan
+        assert "Step 4" in tmux.screen()
         untouched()
 
         tmux.keys("l")  # the Log tab: plain lines and the printed sample's card
@@ -98,4 +104,4 @@ def test_dashboard_steps_and_log_tab_leave_title_and_buffers_alone(tmp_path):
         tmux.keys("q")
         poll(lambda: "rlwatch-exited=0" in tmux.screen(), 10, "rlwatch to exit")
         assert buffers(tmux) == ""
-        assert "PWNED" not in tmux.display("#{pane_title}")
+        assert "PWNED" not in tmux.display("#{pane_title}")  # the shell's title is back

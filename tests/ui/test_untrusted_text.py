@@ -56,6 +56,7 @@ async def test_every_screen_shows_the_sequences_inert_and_the_title_is_rlwatchs(
         assert_screen_inert(app)
         # The run's name (its directory) in the header and the title, visibly.
         assert "run␛]0;PWNED-TITLE␇" in drawn(app)
+        assert f"crashed: RuntimeError: boom{TITLE0_SHOWN}{CLIPBOARD_SHOWN}" in drawn(app)
         title = clean_title(app.title)
         assert title.startswith("rlwatch run␛]0;PWNED-TITLE␇/grpo 5/5 ") and controls_in(title) == []
 
