@@ -97,7 +97,7 @@ def _show(match: re.Match[str]) -> str:
 
 
 def safe_text(text: str, *, multiline: bool = False, tabsize: int = 8) -> str:
-    """``text`` (from a log, a remote file name, an smi tool) as it may be shown or printed:
+    r"""``text`` (from a log, a remote file name, an smi tool) as it may be shown or printed:
     nothing in it can drive a terminal, and every such thing is still visible.
 
     * SGR colour codes (``ESC [ … m``) are removed: where text is shown plain
@@ -108,7 +108,7 @@ def safe_text(text: str, *, multiline: bool = False, tabsize: int = 8) -> str:
       ``ESC [ 2 J`` becomes ``␛[2J``. C0 (0x00–0x1f) becomes the Unicode
       control picture U+2400+n (``␀``, ``␇``, ``␍``, ``␛``), DEL ``␡``, C1
       (0x80–0x9f, which UTF-8 terminals may act on: 0x9b is CSI, 0x9d OSC)
-      ``\x80``–``\x9f``, and a lone surrogate ``\ufffd``.
+      ``\x80``–``\x9f``, and a lone surrogate U+FFFD.
     * Tabs become spaces (to the next multiple of ``tabsize``).
     * Newlines are kept when ``multiline`` (a ``\r\n`` becomes ``\n``); in a
       one-line output they become ``␊``.
