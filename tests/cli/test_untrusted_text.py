@@ -51,6 +51,7 @@ def test_check_json_carries_the_visible_form_and_no_raw_c1(tmp_path):
     assert done.returncode == 2
     assert_inert(done.stdout)
     assert_inert(done.stderr)
+    assert done.stdout.isascii()  # \uXXXX for the control pictures and everything else
     result = json.loads(done.stdout)
     assert EVIL_KEY_SHOWN in result["latest"] and EVIL_KEY not in result["latest"]
     assert C1_SHOWN in EVIL_KEY_SHOWN and TITLE2_SHOWN in EVIL_KEY_SHOWN
@@ -88,6 +89,7 @@ def test_report_in_every_format_shows_the_sequences_inert(tmp_path):
     # The printed sample (its prompt and response carry OSC 0, 2, 52, 8 and a clear screen).
     assert f"what is 2+2? {TITLE0_SHOWN} {CLIPBOARD_SHOWN}" in terminal.stdout
     assert "␛]0;PWNED-TITLE␇" in pages["html"] and "[bold]markup[/bold]" in pages["html"]
+    assert as_json.stdout.isascii()
     result = json.loads(as_json.stdout)
     assert_inert(json.dumps(result, ensure_ascii=False))
     assert any(TITLE0_SHOWN in sample["prompt"] for sample in result["samples"])
@@ -112,6 +114,7 @@ async def test_the_hook_gets_json_whose_strings_are_inert(tmp_path):
     finding = Finding("loss-nan", "critical", EVIL_KEY, 5, 5, 1, float("nan"), message)
     assert await run_hook(f"cat > {out}", finding, f"/runs/{EVIL_DIR}/grpo.log") is None
     raw = out.read_text(encoding="utf-8")
+    assert raw.isascii()
     got = json.loads(raw)
     assert_inert(raw)
     assert_inert(json.dumps(got, ensure_ascii=False))  # what ``jq -r .message`` would print

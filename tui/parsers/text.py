@@ -137,9 +137,10 @@ def safe_data(value: Any) -> Any:
     """``value`` (a JSON-able object) with every string in it, keys too, passed through
     :func:`safe_text` (newlines kept): what the JSON outputs print.
 
-    ``json.dumps`` alone escapes C0 but writes C1 (0x9b, CSI) raw, and a
-    consumer's ``jq -r`` would print the C0 ones raw again; the visible form
-    is what every output shows, so the JSON says the same.
+    ``json.dumps`` escapes every control character (C1 only while
+    ``ensure_ascii``, its default), so the JSON's own bytes are inert; but a
+    consumer's ``jq -r`` or ``print(obj["message"])`` writes them decoded, raw.
+    The visible form is what every output shows, so the JSON says the same.
     """
     if isinstance(value, str):
         return safe_text(value, multiline=True)
