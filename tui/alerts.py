@@ -13,6 +13,7 @@ import shlex
 import sys
 
 from tui.durations import word_duration
+from tui.parsers.text import safe_data
 from tui.rules.findings import CRITICAL, Finding
 
 # A hook that hangs must not pile up processes: give it this long.
@@ -46,7 +47,9 @@ async def run_hook(command: str, finding: Finding, run_label: str) -> str | None
     The command runs through the user's shell, as they typed it (it is
     theirs, on their machine). Returns a one-line problem, or None.
     """
-    payload = json.dumps({"run": run_label, **finding.to_json()}).encode()
+    # The finding quotes the log (a key, a crash line): the hook may print it, so it gets
+    # the visible form every output shows, not the raw control characters.
+    payload = json.dumps(safe_data({"run": run_label, **finding.to_json()})).encode()
     try:
         process = await asyncio.create_subprocess_shell(
             command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,

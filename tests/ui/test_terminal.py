@@ -116,7 +116,8 @@ def test_ascii_mode_translates_everything_written_including_the_title():
 
 def test_a_title_cannot_smuggle_terminal_commands():
     hostile = "run\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b"
-    assert clean_title(hostile) == "run]52;c;cm0gLXJmIH4=[2J"
+    assert clean_title(hostile) == "run␇␛]52;c;cm0gLXJmIH4=␇␛[2J\\x9b"  # shown, inert
+    assert clean_title("a\u2028b\nc") == "ab␊c"
 
 
 # -- the one-line summary ---------------------------------------------------------

@@ -20,6 +20,7 @@ from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.parsers.smi.records import AcceleratorSample
 from tui.model.run_model import RunModel
+from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import CRITICAL, WARNING, Finding, worst_severity
@@ -164,8 +165,9 @@ def run_check(target: str, log: str | None, as_json: bool, rules_file: str | Non
         return exit_codes.UNREADABLE
     findings = engine.evaluate(model, time.time(), accelerators=_history_of(accelerators))
     result = report(target, model, findings, accelerators)
+    # The log's text (keys, crash lines, its path) is shown, never obeyed: safe_text.
     if as_json:
-        print(json.dumps(result))
+        print(json.dumps(safe_data(result)))
     else:
-        print(render_text(result, model, findings))
+        print(safe_text(render_text(result, model, findings), multiline=True))
     return _EXIT_FOR[worst_severity(findings)]

@@ -32,6 +32,7 @@ from pathlib import Path
 from tui.cli import exit_codes
 from tui.cli.check import load
 from tui.model.series import Series
+from tui.parsers.text import safe_text
 from tui.sources.base import SourceError
 from tui.sources.tensorboard_events import event_files
 
@@ -45,7 +46,9 @@ def write_events(series: Mapping[str, Series], directory: Path) -> Path:
 
     Steps ascend, and within a step the keys come in the order the run first
     logged them, as verl's ``Tracking.log`` loop writes a step's dict. A value
-    beyond float32's range becomes ±inf, as it would in torch.
+    beyond float32's range becomes ±inf, as it would in torch. A tag is the key
+    as every output shows it (``safe_text``): a control character in a log's key
+    is written in its visible form, never raw.
     """
     from tensorboard.compat.proto.event_pb2 import Event
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
@@ -53,13 +56,14 @@ def write_events(series: Mapping[str, Series], directory: Path) -> Path:
     writer = EventFileWriter(str(directory))
     written_at = time.time()  # the log does not say when each step ran
     cursors = dict.fromkeys(series, 0)
+    tags = {key: safe_text(key) for key in series}  # ``tensorboard --inspect`` prints tags
     for step in sorted(set().union(*(s.steps for s in series.values()))):
         for key, values in series.items():
             at = cursors[key]
             if at < len(values) and values.steps[at] == step:
                 cursors[key] = at + 1
                 event = Event(step=step, wall_time=written_at)
-                event.summary.value.add(tag=key, simple_value=_float32(values.values[at]))
+                event.summary.value.add(tag=tags[key], simple_value=_float32(values.values[at]))
                 writer.add_event(event)
     writer.close()
     return event_files(directory)[-1]
@@ -96,7 +100,7 @@ def run_export(target: str, log: str | None, tensorboard: str,
         print(f"rlwatch: {directory}: cannot write ({error.strerror or error})", file=sys.stderr)
         return CANNOT_WRITE
     values = sum(len(s) for s in model.series.values())
-    print(f"{written}: {values} values of {len(model.series)} metrics (float32, as TensorBoard "
-          "keeps scalars); "
-          f"view with: tensorboard --logdir {directory} --samples_per_plugin scalars=0")
+    print(safe_text(f"{written}: {values} values of {len(model.series)} metrics (float32, as "
+                    "TensorBoard keeps scalars); "
+                    f"view with: tensorboard --logdir {directory} --samples_per_plugin scalars=0"))
     return exit_codes.OK

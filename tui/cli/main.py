@@ -119,7 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point: no traceback for Ctrl-C or a closed pipe (``| head``)."""
+    """Console-script entry point: no traceback for Ctrl-C or a closed pipe (``| head``);
+    nothing written to stderr can drive the terminal (it may quote a log's text)."""
+    from tui.cli.inert_stream import InertStream
+
+    stderr = sys.stderr
+    sys.stderr = InertStream(stderr)
     try:
         return _dispatch(argv)
     except KeyboardInterrupt:
@@ -128,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         # Python would complain again while flushing stdout at exit.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
+    finally:
+        sys.stderr = stderr
 
 
 def _dispatch(argv: list[str] | None) -> int:

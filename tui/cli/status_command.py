@@ -39,6 +39,7 @@ from tui.cli.status_state import (
 from tui.cli.targets import OpenedTarget, open_target
 from tui.config import load_config
 from tui.feed import read_failure_blocks
+from tui.parsers.text import safe_text
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import CRITICAL, WARNING, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
@@ -68,6 +69,7 @@ def run_status(target: str, log: str | None, rules_file: str | None = None,
         status = _EXIT_FOR[worst]
     except (SourceError, RuleFileError) as error:
         line, status = f"rlwatch: {error}", exit_codes.UNREADABLE
+    line = safe_text(line)  # the run's name is a (remote) file name, the rest may quote the log
     print(to_ascii(line) if ascii_only else line)
     return status
 

@@ -1,13 +1,20 @@
-"""Cleaning a raw console line before any grammar looks at it.
+"""Cleaning a raw console line before any grammar looks at it, and making log text
+safe to show.
 
 Ray forwards actor output with a coloured ``(TaskRunner pid=N)`` prefix, tqdm
 redraws with ``\\r``, and users' terminals add colour codes; all of that is
 stripped here, once, so every grammar sees plain text.
+
+Log text is untrusted: :func:`safe_text` is the one function every output
+(the dashboard, ``check``, ``status``, the report, the terminal title, the
+``--on-critical`` hook, export) passes it through before it can reach a
+terminal. See its docstring for the visible form.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # CSI sequences (colours, cursor moves) and the two-byte ESC forms tqdm and
 # terminals leave behind.
@@ -57,3 +64,88 @@ def clean_segments(line: str) -> list[str]:
         if part.strip():
             out.append(part)
     return out
+
+
+# --- Showing untrusted text -------------------------------------------------
+
+# SGR (colour and style: ``ESC [ 1;31 m``, ``ESC [ 38:2:1:2:3 m``): dropped
+# without a trace where text is shown plain; it changes nothing but colour.
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+# Every code point a terminal may act on (C0 but tab and newline, DEL, C1),
+# tab and newline (decided by the caller), and lone surrogates (from a
+# ``surrogateescape`` decode: they cannot even be encoded for output).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _visible(code: int) -> str:
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␀ … ␛ … ␟: Unicode's control pictures, one cell each
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if code <= 0x9F:
+        return f"\\x{code:02x}"  # C1 has no pictures: ``\x9b`` (8-bit CSI) as Python writes it
+    return "\ufffd"  # a lone surrogate
+
+
+_SHOWN = {code: _visible(code) for code in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
+def _show(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return _SHOWN.get(code) or _visible(code)
+
+
+def safe_text(text: str, *, multiline: bool = False, tabsize: int = 8) -> str:
+    r"""``text`` (from a log, a remote file name, an smi tool) as it may be shown or printed:
+    nothing in it can drive a terminal, and every such thing is still visible.
+
+    * SGR colour codes (``ESC [ … m``) are removed: where text is shown plain
+      they carry nothing.
+    * Every other control character is replaced by a visible stand-in of its
+      own, so an escape sequence is shown as the text it is, inert:
+      ``ESC ] 0;title BEL`` becomes ``␛]0;title␇``, a clear screen
+      ``ESC [ 2 J`` becomes ``␛[2J``. C0 (0x00–0x1f) becomes the Unicode
+      control picture U+2400+n (``␀``, ``␇``, ``␍``, ``␛``), DEL ``␡``, C1
+      (0x80–0x9f, which UTF-8 terminals may act on: 0x9b is CSI, 0x9d OSC)
+      ``\x80``–``\x9f``, and a lone surrogate U+FFFD.
+    * Tabs become spaces (to the next multiple of ``tabsize``).
+    * Newlines are kept when ``multiline`` (a ``\r\n`` becomes ``\n``); in a
+      one-line output they become ``␊``.
+
+    Sequences are not parsed beyond SGR, so nothing can hide in an unusual or
+    unfinished one (OSC, DCS, APC, PM, SOS, 8-bit CSI, a lone ESC at the end):
+    every control character is shown, whatever surrounds it. Pure, and fast
+    on text with nothing to show (one regex scan).
+
+    Rich/Textual markup is not a control: callers show the result as
+    ``Content``/``Text``, never as markup.
+    """
+    if "\x1b" in text:
+        text = _SGR.sub("", text)
+    if "\t" in text:
+        text = text.expandtabs(tabsize)
+    if multiline and "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    unsafe = _UNSAFE_BUT_NEWLINE if multiline else _UNSAFE
+    if unsafe.search(text) is None:
+        return text
+    return unsafe.sub(_show, text)
+
+
+def safe_data(value: Any) -> Any:
+    """``value`` (a JSON-able object) with every string in it, keys too, passed through
+    :func:`safe_text` (newlines kept): what the JSON outputs print.
+
+    ``json.dumps`` escapes every control character (C1 only while
+    ``ensure_ascii``, its default), so the JSON's own bytes are inert; but a
+    consumer's ``jq -r`` or ``print(obj["message"])`` writes them decoded, raw.
+    The visible form is what every output shows, so the JSON says the same.
+    """
+    if isinstance(value, str):
+        return safe_text(value, multiline=True)
+    if isinstance(value, dict):
+        return {safe_data(key): safe_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_data(item) for item in value]
+    return value

@@ -2,7 +2,10 @@
 
 Text that came from the log (sample prompts, incident lines, metric keys) is
 escaped for each format: HTML-escaped in the page, fenced or backslash-escaped
-in Markdown, never interpreted.
+in Markdown, never interpreted. Every format is also passed whole through
+:func:`~tui.parsers.text.safe_text` (the JSON's strings through ``safe_data``):
+a control character or escape sequence in the log is shown in its visible
+form (``␛]0;title␇``), so neither ``cat report.md`` nor a browser acts on it.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 
+from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
 from tui.report.plots import line_chart
 from tui.report.verdict import Check, Report
@@ -67,7 +71,7 @@ def to_text(report: Report) -> str:
     lines.append(f"Worst-scoring samples (score < 0.5): {len(report.worst_samples)}")
     for sample in report.worst_samples:
         lines += _sample_lines(sample)
-    return "\n".join(lines)
+    return safe_text("\n".join(lines), multiline=True)
 
 
 def _md_cell(text: str) -> str:
@@ -96,7 +100,7 @@ def to_markdown(report: Report) -> str:
     out += [_fence("\n".join(_sample_lines(s))) + "\n" for s in report.samples]
     out += [f"## Worst-scoring samples ({len(report.worst_samples)})", ""]
     out += [_fence("\n".join(_sample_lines(s))) + "\n" for s in report.worst_samples]
-    return "\n".join(out)
+    return safe_text("\n".join(out), multiline=True)
 
 
 def to_html(report: Report) -> str:
@@ -125,7 +129,7 @@ def to_html(report: Report) -> str:
         parts.append(f"<h2>{title} ({len(samples)})</h2>")
         parts += [f"<pre>{esc(chr(10).join(_sample_lines(s)))}</pre>" for s in samples]
     parts.append("</body></html>")
-    return "\n".join(parts)
+    return safe_text("\n".join(parts), multiline=True)
 
 
 def to_json(report: Report) -> dict:
@@ -134,11 +138,12 @@ def to_json(report: Report) -> dict:
         value = None if c.value is None else format_value(c.value)
         return {"name": c.name, "value": value, "expected": c.expectation, "passed": c.passed}
 
-    return {"log": report.log, "last_step": report.last_step, "total_steps": report.total_steps,
-            "finished": report.finished, "state": report.state,
-            **{title.lower().replace(" ", "_"): [check(c) for c in checks]
-               for title, checks in _sections(report)},
-            "findings": [f.to_json() for f in report.findings],
-            "samples": [{"prompt": s.prompt, "response": s.response, "ground_truth": s.ground_truth,
-                         "score": s.score} for s in report.samples],
-            "worst_samples": len(report.worst_samples)}
+    return safe_data({
+        "log": report.log, "last_step": report.last_step, "total_steps": report.total_steps,
+        "finished": report.finished, "state": report.state,
+        **{title.lower().replace(" ", "_"): [check(c) for c in checks]
+           for title, checks in _sections(report)},
+        "findings": [f.to_json() for f in report.findings],
+        "samples": [{"prompt": s.prompt, "response": s.response, "ground_truth": s.ground_truth,
+                     "score": s.score} for s in report.samples],
+        "worst_samples": len(report.worst_samples)})

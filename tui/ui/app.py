@@ -20,6 +20,7 @@ from tui.alerts import CriticalAlerts, run_hook
 from tui.feed import Feed
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
+from tui.parsers.text import safe_text
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
@@ -125,7 +126,8 @@ class RlwatchApp(App[None]):
         # Any switch, by ``t`` or by the command palette's theme picker, is remembered.
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         for problem in self.appearance.problems:
-            self.notify(problem, severity="warning", timeout=15)
+            # A theme file's path and error text: literal, never markup or terminal commands.
+            self.notify(safe_text(problem), severity="warning", timeout=15, markup=False)
         self.push_screen(self.dashboard)
         if self.note:
             self.dashboard.show_status(self.note)
@@ -237,7 +239,8 @@ class RlwatchApp(App[None]):
         # Still judging a big backfill: come back on the next tick, not in 5 s.
         self._judged_at = 0.0 if self.engine.behind else time.monotonic()
         self.dashboard.show_findings(self.findings)
-        self.title = f"rlwatch {run_line(self.short_name, self.model, self.findings)}"
+        # The run's name is a (remote) file name: the title shows its controls, inert.
+        self.title = safe_text(f"rlwatch {run_line(self.short_name, self.model, self.findings)}")
         fresh = self.alerts.new(self.findings)
         if not fresh:
             return
@@ -269,8 +272,9 @@ class RlwatchApp(App[None]):
             return
         self._remembered_theme = theme.name
         problem = self.appearance.remember(theme.name) if self.appearance.remember else None
-        self.notify(problem or f"theme {theme.name}", severity="warning" if problem else "information",
-                    timeout=8 if problem else 2)
+        self.notify(safe_text(problem or f"theme {theme.name}"),
+                    severity="warning" if problem else "information", timeout=8 if problem else 2,
+                    markup=False)
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from tui.parsers.text import safe_text
 from tui.ui.screens.goto_step import landing_step
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ class RunCommands(Provider):
 
     def _charts(self) -> list[Command]:
         app = self._app
-        return [(f"chart {key}", partial(app.open_chart, key), "the metric over the whole run")
+        # A key is log text: its name is shown through safe_text, the key itself is opened.
+        return [(safe_text(f"chart {key}"), partial(app.open_chart, key), "the metric over the whole run")
                 for key in sorted(app.model.series)]
 
     async def discover(self) -> Hits:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tui.parsers.text import safe_text
 from tui.ui.glyphs import to_ascii
 
 if TYPE_CHECKING:
@@ -26,9 +27,11 @@ TITLE_CHARS = 120
 
 
 def clean_title(title: str) -> str:
-    """``title`` without control characters: a log path holding ESC or BEL must not
-    end the sequence early and have the rest run as terminal commands."""
-    return "".join(char for char in title if char.isprintable())[:TITLE_CHARS]
+    """``title`` with no control character: a run name (a log's, perhaps remote, file name)
+    holding ESC or BEL must not end the sequence early and have the rest run as terminal
+    commands. They are shown in :func:`safe_text`'s visible form (``␛``, ``␇``), as every
+    output shows them; what else is not printable (a line separator) is dropped."""
+    return "".join(char for char in safe_text(title) if char.isprintable())[:TITLE_CHARS]
 
 
 class TerminalExtras:

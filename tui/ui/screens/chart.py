@@ -23,6 +23,7 @@ from textual.widgets import Static
 from textual_plotext import Plot, PlotextPlot
 
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
+from tui.parsers.text import safe_text
 from tui.rules.engine import first_key
 from tui.rules.findings import CRITICAL
 from tui.ui.format import format_exact
@@ -174,7 +175,7 @@ class ChartScreen(Screen[None]):
         colours = self._colours()
         buckets = max(10, plot.size.width - 12)  # the plot's columns, less the y axis
         xs, ys = envelope(steps, values, buckets)
-        plt.plot(xs, ys, marker="braille", color=colours["primary"], label=self.key)
+        plt.plot(xs, ys, marker="braille", color=colours["primary"], label=safe_text(self.key))
         for label, level in bands_for(self.key, run):
             plt.plot([steps[0], steps[-1]], [level, level], color=colours["warning"], label=label)
         self._mark_validation(plt, colours["accent"], buckets)
@@ -194,7 +195,7 @@ class ChartScreen(Screen[None]):
             return
         xs, ys = envelope(validation.steps, validation.values, buckets)
         if xs:
-            plt.scatter(xs, ys, marker="●", color=colour, label=f"validation {val_key}")
+            plt.scatter(xs, ys, marker="●", color=colour, label=safe_text(f"validation {val_key}"))
 
     def _colours(self) -> dict[str, tuple[int, int, int]]:
         """The app theme's colours, as plotext takes them."""
@@ -203,7 +204,7 @@ class ChartScreen(Screen[None]):
                 for name in ("primary", "warning", "accent", "secondary", "error")}
 
     def _title(self, index: int | None) -> Content:
-        head = Content.assemble(("Chart", "bold"), "  ", (self.key, "bold $accent"))
+        head = Content.assemble(("Chart", "bold"), "  ", (safe_text(self.key), "bold $accent"))
         if index is None:
             return Content.assemble(head, "  ", ("no data yet", "$text-muted"))
         steps, values = self._points()

@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from tui.parsers.text import safe_text
 from tui.rules.findings import CRITICAL, Finding
 from tui.ui.health import STATE_MARK
 from tui.ui.widgets.key_bar import KeyBar
@@ -45,13 +46,15 @@ class FindingsScreen(Screen[None]):
                      else f"{finding.first_step}–{finding.last_step}")
             # rich Text cells: DataTable sizes its columns from them (log text stays literal).
             style = "bold red" if finding.severity == CRITICAL else "yellow"
-            table.add_row(Text(STATE_MARK[finding.severity], style=style), Text(finding.rule),
-                          Text(finding.metric or ""), steps, str(finding.count),
-                          Text(finding.exception or finding.reason or finding.message[:60]))
+            # safe_text: a metric key or a crash line may hold escape sequences; shown, inert.
+            table.add_row(Text(STATE_MARK[finding.severity], style=style), Text(safe_text(finding.rule)),
+                          Text(safe_text(finding.metric or "")), steps, str(finding.count),
+                          Text(safe_text(finding.exception or finding.reason or finding.message[:60])))
         if not self.findings:
             self.query_one("#detail", Static).update(Content("No findings: every rule holds."))
         table.focus()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.findings):
-            self.query_one("#detail", Static).update(Content(self.findings[event.cursor_row].message))
+            self.query_one("#detail", Static).update(
+                Content(safe_text(self.findings[event.cursor_row].message)))

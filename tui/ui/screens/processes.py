@@ -6,7 +6,7 @@ arrive, so a process that ends leaves the table. Every known device has a row,
 an idle one saying so, because "which GPU is free" is as much the question as
 "who holds GPU 3"; a host whose tool fails is named under the table. Process
 names are data from the box: they go into the table as rich ``Text``, never as
-markup.
+markup, through ``safe_text`` (an escape sequence in a name is shown, inert).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Static
 
 from tui.model.accelerators import AcceleratorHistory, HostStatus
 from tui.parsers.smi.records import AcceleratorSample
+from tui.parsers.text import safe_text
 from tui.ui.widgets.key_bar import KeyBar
 
 # Readings come every 2 s; the table looks this often whether they changed.
@@ -102,10 +103,10 @@ class ProcessesScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.clear()
         for row in rows:
-            process = Text(row.process, style="italic" if row.pid is None else "")
-            table.add_row(Text(row.host), Text(row.device), "" if row.pid is None else str(row.pid),
-                          process, row.memory)
+            process = Text(safe_text(row.process), style="italic" if row.pid is None else "")
+            table.add_row(Text(safe_text(row.host)), Text(safe_text(row.device)),
+                          "" if row.pid is None else str(row.pid), process, Text(row.memory))
         note = self.query_one("#note", Static)
         lines = ([] if rows else [NO_ACCELERATOR]) + failing
         note.display = bool(lines)
-        note.update(Content("\n".join(lines)))
+        note.update(Content("\n".join(safe_text(line) for line in lines)))

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from tui.model.aliases import STEP_TIME
+from tui.parsers.text import safe_text
 from tui.rules.findings import CRITICAL, Finding
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
@@ -136,11 +137,11 @@ class StepDetailScreen(Screen[None]):
             style = "bold $error" if finding.severity == CRITICAL else "$warning"
             series = run.model.series.get(finding.metric or "")
             value = series.value_at(step) if series is not None else None
-            what = f"{finding.metric} = {format_exact(value)}" if value is not None else ""
+            what = safe_text(f"{finding.metric} = {format_exact(value)}") if value is not None else ""
             reason = reason_at(finding, rule, run, step)
             lines.append(Content.assemble((STATE_MARK[finding.severity], style), " ",
                                           (finding.rule, "bold"), "  ", what,
-                                          (f": {reason}" if reason else "", style)))
+                                          (safe_text(f": {reason}") if reason else "", style)))
             if rule is not None:
                 lines.append(Content.styled(f"    {rule.explain}", "$text-muted"))
         return Content("\n").join(lines)

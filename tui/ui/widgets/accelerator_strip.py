@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.widget import Widget
 
 from tui.model.accelerators import AcceleratorHistory
+from tui.parsers.text import safe_text
 
 _BARS = "▁▂▃▄▅▆▇█"
 SPAN_S = 600.0
@@ -68,10 +69,12 @@ class AcceleratorStrip(Widget):
             memory = ("–" if used is None else f"{used / 1024:.1f}") + "/" + (
                 "–" if total is None else f"{total / 1024:.1f}G")
             lines.append(Content.assemble(
-                (f"{device.host}:{sample.index} ", "$text-muted"), (f"{sample.name[:18]:<18} ", "bold"),
+                (f"{safe_text(device.host)}:{sample.index} ", "$text-muted"),
+                (f"{safe_text(sample.name)[:18]:<18} ", "bold"),
                 ("util ", "$text-muted"), (spark, "$primary"), f" {_num(sample.util_pct, '%'):>4}  ",
                 ("mem ", "$text-muted"), f"{memory}  {_num(sample.temp_c, '°C')}  {_num(sample.power_w, 'W')}"))
         for host, status in sorted(self.history.status.items()):
             if not status.ok:
-                lines.append(Content.assemble((f"{host}: ", "$text-muted"), (status.text, "$text-muted")))
+                lines.append(Content.assemble((f"{safe_text(host)}: ", "$text-muted"),
+                                              (safe_text(status.text), "$text-muted")))
         return Content("\n").join(lines)

@@ -17,6 +17,7 @@ from textual.widgets import Sparkline
 from tui.model.aliases import Concept
 from tui.model.run_model import RunModel
 from tui.model.series import Series
+from tui.parsers.text import safe_text
 from tui.rules.findings import CRITICAL, WARNING, Finding
 from tui.ui.format import format_delta, format_number
 from tui.ui.health import STATE_MARK
@@ -178,8 +179,8 @@ class MetricPanel(Widget, can_focus=True):
 
     @staticmethod
     def _subtitle(key: str | None, step: int, last_step: int | None) -> Content:
-        """The key, literally, plus the step of the value when it lags the run (validation)."""
-        text = Content(key or "")
+        """The key, literally (``safe_text``: shown, never obeyed), plus the step of the value when it lags the run (validation)."""
+        text = Content(safe_text(key or ""))
         if last_step is not None and step != last_step:
             text = Content.assemble(text, f" @{step}")
         return text

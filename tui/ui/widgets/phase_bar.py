@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from textual.content import Content
 from textual.widget import Widget
 
+from tui.parsers.text import safe_text
 from tui.ui.format import format_number
 
 PHASE_PREFIXES = ("timing_s/", "timing/")
@@ -93,7 +94,7 @@ class PhaseBar(Widget):
         bar = Content.assemble(*((("█" * count), self._colour(i, name))
                                  for i, ((name, _), count) in enumerate(zip(self.phases, cells))))
         legend = Content("  ").join(
-            Content.assemble(("■ ", self._colour(i, name)), name, " ",
+            Content.assemble(("■ ", self._colour(i, name)), safe_text(name), " ",
                              (f"{format_number(seconds)}s", "bold"),
                              (f" {seconds / whole:.0%}", "$text-muted"))
             for i, (name, seconds) in enumerate(self.phases))

@@ -18,6 +18,7 @@ from textual.widget import Widget
 
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
+from tui.parsers.text import safe_text
 from tui.rules.findings import CRITICAL, WARNING
 from tui.ui.format import format_duration, format_number
 from tui.ui.health import STATE_MARK
@@ -90,7 +91,7 @@ class RunHeader(Widget):
 
     def __init__(self, label: str, clock: Callable[[], float] = time.time) -> None:
         super().__init__()
-        self.label = label
+        self.label = safe_text(label)  # a (remote) file name: shown, never obeyed
         self.clock = clock
         self.facts = RunFacts()
         self.status: tuple[str, StatusKind] | None = None
@@ -106,12 +107,12 @@ class RunHeader(Widget):
 
     def show_health(self, severity: str | None, text: str) -> None:
         """The rules' verdict on the whole run (worst severity and a few words)."""
-        self.health = (severity, text)
+        self.health = (severity, safe_text(text))
         self.refresh()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Show a source event (a reset, a reconnect) until the next one replaces it."""
-        self.status = (text, kind)
+        self.status = (safe_text(text), kind)  # may quote an SSH server, a hook, the log
         self.refresh(layout=True)  # the status line may add or remove header rows
 
     def render(self) -> Content:

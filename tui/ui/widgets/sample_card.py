@@ -2,7 +2,8 @@
 
 Used for the ``[prompt]``/``[response]`` blocks a reward manager printed into
 the log and for the rows of a rollout or validation dump alike. Every field
-is model or user text: it is drawn literally, never as markup.
+is model or user text: it is drawn literally, never as markup, and passed
+through ``safe_text`` first, so an escape sequence in it is shown, not obeyed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tui.parsers.records import Sample
+from tui.parsers.text import safe_text
 from tui.ui.format import format_exact
 
 # A card shows this much of one field; the log view and the dump file have the rest.
@@ -18,6 +20,7 @@ FIELD_CHARS = 4000
 
 
 def _field(name: str, text: str) -> Content:
+    text = safe_text(text, multiline=True, tabsize=4)
     shown = text if len(text) <= FIELD_CHARS else f"{text[:FIELD_CHARS]}… ({len(text):,} characters)"
     return Content.assemble((name, "bold $accent"), "\n", shown or Content.styled("(empty)",
                                                                                    "$text-muted"))
@@ -30,7 +33,7 @@ def sample_content(sample: Sample) -> Content:
         parts.append(_field("ground truth", sample.ground_truth))
     score = "—" if sample.score is None else format_exact(sample.score)
     facts = [Content.assemble(("score ", "bold $accent"), (score, "bold"))]
-    facts += [Content.assemble((f"{key} ", "bold $accent"), value[:200])
+    facts += [Content.assemble((f"{safe_text(key)} ", "bold $accent"), safe_text(value[:200]))
               for key, value in sample.extra.items()]
     parts.append(Content("   ").join(facts))
     return Content("\n\n").join(parts)
@@ -51,12 +54,12 @@ class SampleCard(Static):
 
     def __init__(self, sample: Sample | None = None, title: str = "sample") -> None:
         super().__init__()
-        self.border_title = Content(title)
+        self.border_title = Content(safe_text(title))
         if sample is not None:
             self.show(sample)
 
     def show(self, sample: Sample, title: str | None = None) -> None:
         """Draw ``sample``; ``title`` (literal) replaces the border title when given."""
         if title is not None:
-            self.border_title = Content(title)
+            self.border_title = Content(safe_text(title))
         self.update(sample_content(sample))

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Static
 
 from tui.parsers.records import Sample
 from tui.parsers.rollout_dumps import parse_dump
+from tui.parsers.text import safe_text
 from tui.sources.base import SourceError
 from tui.sources.run_folder import RunFolder
 from tui.ui.format import format_number
@@ -73,7 +74,7 @@ def score_histogram(scores: list[float], bins: int = HISTOGRAM_BINS) -> list[tup
 
 def _snippet(text: str) -> Text:
     """The text's start on one line, as a DataTable cell (rich Text: measured, never markup)."""
-    line = " ".join(text.split())
+    line = safe_text(" ".join(text.split()))
     return Text(line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…")
 
 
@@ -87,7 +88,7 @@ def summary(dump: StepDump) -> Content:
     """A dump's counts and score statistics, and its histogram."""
     scores = [s.score for s in dump.samples if s.score is not None and math.isfinite(s.score)]
     head = Content.assemble((dump.kind, "bold"), f"  {len(dump.samples)} samples  ",
-                            (str(dump.path), "$text-muted"))
+                            (safe_text(str(dump.path)), "$text-muted"))  # a (remote) file name
     if not scores:
         return Content.assemble(head, "\n", Content.styled("no scores", "$text-muted"))
     positive = sum(1 for score in scores if score > 0) / len(scores)
@@ -145,7 +146,7 @@ class StepDumps(Vertical):
         try:
             self.dumps = [] if folder is None else await load_step_dumps(folder, step)
         except SourceError as error:
-            text.update(Content(f"The dumps could not be listed: {error}"))
+            text.update(Content(safe_text(f"The dumps could not be listed: {error}")))
             return
         self.query_one(VerticalScroll).display = bool(self.dumps)
         if not self.dumps:

@@ -4,8 +4,9 @@ The text between the previous step line and this one holds what the step
 printed: reward-manager samples, warnings, tracebacks. It is read through
 the source (a local file or, over SSH, a few kilobytes of a remote one),
 never by path, and a huge step is read and drawn only at its two ends.
-Everything shown is log text: ANSI codes are removed and the rest is drawn
-literally, never as markup.
+Everything shown is log text: colour codes are removed, every other control
+character and escape sequence is shown in ``safe_text``'s visible form
+(``␛]0;title␇``), never obeyed, and the rest is drawn literally, never as markup.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from textual.widgets import Static
 
 from tui.parsers.records import Sample
 from tui.parsers.samples import parse_samples
-from tui.parsers.text import decode, strip_ansi
+from tui.parsers.text import decode, safe_text
 from tui.sources.base import LogSource, SourceError
 from tui.ui.widgets.sample_card import SampleCard
 
@@ -48,13 +49,14 @@ async def read_step_text(source: LogSource, start: int, end: int) -> StepText:
 
 
 def _terminal_text(raw: bytes) -> str:
-    """The text as a terminal would have shown it: no colour codes, and of a line
-    redrawn with carriage returns (a tqdm bar) only its last drawing."""
+    """The text as a terminal would have shown it, safely: of a line redrawn with
+    carriage returns (a tqdm bar) only its last drawing; no colour codes; every other
+    control character shown, inert (:func:`safe_text`)."""
     lines = []
-    for line in strip_ansi(decode(raw)).split("\n"):
+    for line in decode(raw).split("\n"):
         drawings = [part for part in line.split("\r") if part.strip()]
         lines.append(drawings[-1] if drawings else "")
-    return "\n".join(lines).expandtabs(4)
+    return safe_text("\n".join(lines), multiline=True, tabsize=4)
 
 
 class StepLog(VerticalScroll):
@@ -86,7 +88,8 @@ class StepLog(VerticalScroll):
         try:
             text = await read_step_text(source, start, end)
         except (OSError, SourceError) as error:
-            note.update(Content.styled(f"Could not read the step's text: {error}", "$error"))
+            note.update(Content.styled(safe_text(f"Could not read the step's text: {error}"),
+                                       "$error"))
             return
         samples = parse_samples(text.head) + (parse_samples(text.tail) if text.tail else [])
         note.update(Content(f"bytes {start:,}–{end:,} of the log ({end - start:,} bytes)"

@@ -21,6 +21,7 @@ from textual.widgets import DataTable
 
 from tui.model.merge import Source, TaggedSeries
 from tui.model.run_model import RunModel
+from tui.parsers.text import safe_text
 from tui.ui.format import format_delta, format_exact, format_number
 
 # The groups in the order a user reads a step (issue 6); others follow alphabetically.
@@ -59,7 +60,8 @@ def run_median(values: array) -> float | None:
 class StepMetrics(DataTable):
     """A row per metric of the step, under a row per group.
 
-    Cells are rich Text, which DataTable measures and never reads as markup.
+    Cells are rich Text, which DataTable measures and never reads as markup; a key
+    from the log goes through ``safe_text`` (an escape sequence in it is shown, inert).
     """
 
     DEFAULT_CSS = """
@@ -91,7 +93,7 @@ class StepMetrics(DataTable):
         present = {key: series for key, series in model.series.items()
                    if series.value_at(step) is not None}
         for group, keys in grouped(present):
-            self.add_row(Text(f"{group}  ({len(keys)})", style="bold"), "", "", "", "",
+            self.add_row(Text(f"{safe_text(group)}  ({len(keys)})", style="bold"), "", "", "", "",
                          key=_GROUP_ROW + group)
             for key in keys:
                 self.add_row(*self._cells(key, present[key], step), key=key)
@@ -108,7 +110,7 @@ class StepMetrics(DataTable):
         cached = self._cached_median(key, series)
         median = _PENDING if cached is False else Text(format_number(cached) if cached is not None
                                                        else "")
-        return [Text(f"  {key}"), Text(format_exact(value)), Text(delta), median,
+        return [Text(f"  {safe_text(key)}"), Text(format_exact(value)), Text(delta), median,
                 Text(source.label if source not in (None, Source.CONSOLE) else "")]
 
     def _cached_median(self, key: str, series: TaggedSeries) -> float | None | bool:

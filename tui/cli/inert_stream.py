@@ -1,0 +1,34 @@
+"""rlwatch's own stderr, made unable to drive the terminal.
+
+Every diagnostic line may quote untrusted text: the log file the run
+directory offered (a remote file name), a path, an SSH server's or smi
+tool's error message. Rather than guard each ``print(..., file=sys.stderr)``,
+``main`` puts this wrapper on ``sys.stderr`` once: whatever is written passes
+through :func:`tui.parsers.text.safe_text` (newlines kept). Textual draws on
+``sys.__stderr__``, which stays untouched, and so does stdout, whose outputs
+each make their own text safe.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from tui.parsers.text import safe_text
+
+
+class InertStream:
+    """A text stream that writes ``safe_text`` of everything to ``stream``."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(safe_text(text, multiline=True))
+        return len(text)
+
+    def writelines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding…
+        return getattr(self._stream, name)
