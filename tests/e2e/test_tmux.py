@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
-PANEL_TITLES = ("train reward", "validation score", "policy loss", "KL loss", "entropy",
+PANEL_TITLES = ("train reward", "validation score", "policy loss", "KL to reference", "entropy",
                 "grad norm", "response length", "s/it")
 
 
