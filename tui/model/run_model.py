@@ -8,6 +8,7 @@ model stays testable and replayable.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from tui.model.aliases import STEP_TIME, Concept
@@ -64,6 +65,8 @@ class RunModel:
         self._failures: tuple[tuple[int, int, int], list[Failure]] | None = None
         # Where the last console step line ends and where the run printed its end.
         self.last_step_line_end = -1
+        # The newest step line came from a Ray actor (prefixed), not the driver.
+        self.steps_prefixed = False
         self.end_marker_offset: int | None = None
         self.sample_offsets: list[int] = []
         self.dropped_items = 0
@@ -113,6 +116,7 @@ class RunModel:
             self.step_index.add(record.step, record.offset, record.end)
             self._logger_only_steps.discard(record.step)
             self.last_step_line_end = max(self.last_step_line_end, record.end)
+            self.steps_prefixed = record.prefixed
             if last is None or record.step > last:
                 self.last_new_step_at = now
         elif self.step_index.span(record.step) is None:
@@ -169,6 +173,11 @@ class RunModel:
         after = [f for f in failures if f.offset >= self.last_step_line_end]
         before = [f for f in failures if f.offset < self.last_step_line_end][-recent:]
         return [f for f in before + after if f.block is None]
+
+    def step_lines_after(self, offset: int) -> int:
+        """How many step lines end after byte ``offset``."""
+        ends = self.step_index.ends
+        return len(ends) - bisect_right(ends, offset)
 
     @property
     def last_step(self) -> int | None:

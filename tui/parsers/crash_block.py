@@ -30,6 +30,7 @@ bounded number of lines. It is pure: bytes in, a :class:`CrashBlock` out.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from tui.parsers import incidents
 from tui.parsers.incidents import EXCEPTION_LINE
@@ -125,7 +126,8 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
 
     def finish() -> CrashBlock:
         named = exception if exception is not None or thread is None else thread
-        return _block(marker, end, kind, named, exception_at, causes, harmless)
+        block = _block(marker, end, kind, named, exception_at, causes, harmless)
+        return replace(block, process=prefix or "")
 
     lines = body.split(b"\n")
     for number, raw_bytes in enumerate(lines[:_MAX_LINES]):

@@ -23,7 +23,7 @@ from tui.parsers.records import (
     StepRecord,
     TotalStepsRecord,
 )
-from tui.parsers.text import clean_segments, decode
+from tui.parsers.text import PROCESS_PREFIX, clean_segments, decode, strip_ansi
 from tui.parsers.tqdm_progress import parse_bar
 from tui.parsers.trainer_dicts import parse_dict_line
 from tui.parsers.verl_steps import find_step, parse_items
@@ -219,7 +219,8 @@ class LogScanner:
                 if raw_length in _CUT_LENGTHS and metrics:
                     metrics.pop(next(reversed(metrics)))
                     dropped += 1
-                records.append(StepRecord(step, metrics, offset, end, dropped))
+                records.append(StepRecord(step, metrics, offset, end, dropped,
+                                          prefixed=_has_prefix(text)))
                 self._last_incident = None
                 continue
             if bar is not None:
@@ -259,6 +260,11 @@ class LogScanner:
                 and 0 <= offset - previous <= _SAME_BLOCK_BYTES):
             return []
         return [incident]
+
+
+def _has_prefix(line: str) -> bool:
+    """Whether a physical line starts with a process prefix (Ray's, torchrun's)."""
+    return PROCESS_PREFIX.match(strip_ansi(line[:200]).lstrip("\r")) is not None
 
 
 def _line_end(buf: bytes, start: int, end: int) -> int:

@@ -24,6 +24,9 @@ class StepRecord:
     offset: int
     end: int
     dropped: int = 0
+    # The line carried a process prefix (Ray's ``(TaskRunner pid=1)``): the steps
+    # come from an actor, and an unprefixed failure is the driver's.
+    prefixed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,8 @@ class CrashBlock:
     exception_offset: int | None = None
     cause: str = ""
     harmless: bool = False
+    # The prefix of the process that printed it (``(TaskRunner pid=1)``, ``[rank3]:``), or "".
+    process: str = ""
 
 
 @dataclass(frozen=True, slots=True)

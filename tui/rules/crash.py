@@ -13,6 +13,11 @@ a finished run. What makes a crash is a failure the run did not go on after:
   run printed its own end (teardown), or one that says nothing fatal on its
   own (the raylet's "A worker died or was killed", printed for restarted
   workers too).
+* the driver's own failure — Hydra's ``Error executing job``, or an unprefixed
+  block in a run whose steps come from a Ray actor — ends the run even where
+  a step or two follow it: Ray forwards its actors' output asynchronously,
+  so the last step lines and verl's final print often land after the
+  driver's traceback;
 * a failure after the last step whose exception the run has already gone on
   after twice or more (a reward function that raises every few samples) is
   taken as one more of those while the log grows; a hung run is caught by
@@ -26,11 +31,20 @@ from dataclasses import dataclass
 from tui.model.failures import Failure
 from tui.model.run_model import RunModel
 from tui.parsers.crash_block import exception_name
-from tui.parsers.incidents import CAUSE_ORDER, RAY_ERROR, ROOT_CAUSES, TRACEBACK, weak
+from tui.parsers.incidents import (
+    CAUSE_ORDER,
+    HYDRA_ERROR,
+    RAY_ERROR,
+    ROOT_CAUSES,
+    TRACEBACK,
+    weak,
+)
 
 # How often an exception must have been survived before a new one after the
 # last step is presumed survived too.
 RECURRING = 2
+# How many step lines Ray may still forward after the driver has died.
+LATE_STEPS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +73,7 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
     for failure in failures:
         if end is not None and failure.offset > end:
             after_end.append(failure)
-        elif failure.offset >= last_step_end:
+        elif failure.offset >= last_step_end or _ended_the_driver(model, failure):
             (faint if weak(failure.text) else fatal).append(failure)
         else:
             survived.append(failure)
@@ -76,3 +90,16 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
         recurring = 0
     return Failures(cause, tuple(fatal), tuple(survived), tuple(after_end), weak=tuple(faint),
                     recurring=recurring)
+
+
+def _ended_the_driver(model: RunModel, failure: Failure) -> bool:
+    """The driver process failed (see the module docstring), and at most ``LATE_STEPS``
+    step lines follow: what Ray was still forwarding, not a run that went on."""
+    block = failure.block
+    if block is None or block.harmless or model.step_lines_after(failure.offset) > LATE_STEPS:
+        return False
+    driver = block.process == "" and model.steps_prefixed and block.exception_offset is not None
+    return failure.kind == HYDRA_ERROR or driver or HYDRA_ERROR_TEXT in failure.marker.text
+
+
+HYDRA_ERROR_TEXT = "Error executing job with overrides"
