@@ -31,6 +31,7 @@ from tui.ui.commands import RunCommands
 from tui.ui.run_line import run_line, run_name
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.screens.failure import FailureScreen
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.processes import ProcessesScreen
@@ -316,6 +317,16 @@ class RlwatchApp(App[None]):
     def open_step(self, step: int) -> None:
         """The detail of ``step``."""
         self.push_screen(StepDetailScreen(step))
+
+    def open_finding(self, finding: Finding) -> None:
+        """Where ``finding`` happened: a failure (crash, error) opens the log at its byte
+        offset; any other finding, the detail of the latest step it hit."""
+        if finding.offset is not None:
+            self.push_screen(FailureScreen(finding))
+        elif finding.last_step is not None:
+            self.open_step(finding.last_step)
+        else:
+            self.notify("This finding has no step or place in the log to open.", severity="warning")
 
     def open_chart(self, key: str, step: int | None = None) -> None:
         """``key`` charted over the whole run, the cursor on ``step`` (default: the newest)."""

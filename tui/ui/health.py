@@ -42,6 +42,19 @@ def run_state(findings: list[Finding]) -> tuple[str | None, str]:
     return None, "all rules hold"
 
 
+def worst_finding(findings: list[Finding]) -> Finding | None:
+    """The finding the header's verdict names: the crash, else the newest critical, else
+    the newest warning (None: every rule holds). ``w`` and the findings' cursor start here."""
+    newest = sorted(findings, key=lambda f: f.last_step if f.last_step is not None else -1,
+                    reverse=True)
+    for wanted in (lambda f: f.rule == "crash" and f.exception,
+                   lambda f: f.severity == CRITICAL, lambda f: True):
+        found = next((f for f in newest if wanted(f)), None)
+        if found is not None:
+            return found
+    return None
+
+
 def hits_at(findings: list[Finding], step: int) -> list[Finding]:
     """Findings with a hit at ``step`` (the rules that step broke), worst first."""
     hits = [f for f in findings if f.hit_at(step)]

@@ -33,6 +33,9 @@ class RunContext(Protocol):
     def open_chart(self, key: str, step: int | None = None) -> None:
         """Chart the metric ``key`` over the whole run, the cursor on ``step``."""
 
+    def open_finding(self, finding: Finding) -> None:
+        """Show where ``finding`` happened: a failure's log text, else its latest step."""
+
 
 def run_context(node: DOMNode) -> RunContext:
     """The running app, as the screens see it."""

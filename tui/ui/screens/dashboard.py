@@ -12,8 +12,9 @@ from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding
-from tui.ui.health import active_on, run_state
+from tui.ui.health import active_on, run_state, worst_finding
 from tui.ui.run_context import run_context
+from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.screens.help import PANEL_GUIDE
 from tui.ui.widgets.accelerator_strip import AcceleratorStrip
 from tui.ui.widgets.key_bar import KeyBar
@@ -25,7 +26,14 @@ from tui.ui.widgets.run_header import RunHeader, StatusKind
 class DashboardScreen(Screen):
     """Shows one RunModel; the app tells it when the model changed."""
 
-    BINDINGS = [Binding("c", "chart", "Chart", tooltip="the focused panel's metric over the whole run")]
+    BINDINGS = [
+        Binding("c", "chart", "Chart", tooltip="the focused panel's metric over the whole run"),
+        Binding("w", "why", "Why",
+                tooltip="open what the header's verdict names: a crash's traceback, else the "
+                        "worst finding's step"),
+        Binding("g", "go_to", "Go to", show=False,
+                tooltip="ask for a step number and open that step's detail"),
+    ]
     GUIDE = PANEL_GUIDE
 
     def __init__(self, model: RunModel, label: str, accelerators: AcceleratorHistory) -> None:
@@ -64,6 +72,25 @@ class DashboardScreen(Screen):
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Put a source event in the header's status area."""
         self.header.show_status(text, kind)
+
+    def action_why(self) -> None:
+        """Where the verdict in the header comes from (two keys to a crash: ``w``)."""
+        worst = worst_finding(run_context(self).findings)
+        if worst is None:
+            self.notify("Every rule holds: nothing to open.")
+        else:
+            run_context(self).open_finding(worst)
+
+    def on_run_header_verdict_clicked(self) -> None:
+        self.action_why()
+
+    def action_go_to(self) -> None:
+        self.app.push_screen(GoToStepScreen(self.model.last_step), self._go_to)
+
+    def _go_to(self, step: int | None) -> None:
+        landed = None if step is None else landing_step(self.model.every_step(), step)
+        if landed is not None:
+            run_context(self).open_step(landed)
 
     def action_chart(self) -> None:
         panel = self.focused

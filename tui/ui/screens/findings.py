@@ -11,14 +11,29 @@ from textual.widgets import DataTable, Static
 
 from tui.parsers.text import safe_text
 from tui.rules.findings import CRITICAL, Finding
-from tui.ui.health import STATE_MARK
+from tui.ui.health import STATE_MARK, worst_finding
+from tui.ui.run_context import run_context
 from tui.ui.widgets.key_bar import KeyBar
 
 
 class FindingsScreen(Screen[None]):
-    """A table of grouped findings; escape goes back to the dashboard."""
+    """A table of grouped findings; enter opens where one happened, escape goes back.
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", tooltip="back to the dashboard")]
+    The cursor starts on the worst finding (a crash, if any), so ``f`` then
+    ``enter`` from the dashboard reads a crash in two keys.
+    """
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
+        Binding("enter", "open", "Open",
+                tooltip="where the finding happened: a failure's log text, else its latest step"),
+    ]
+    GUIDE = (
+        "One row per rule and metric, newest first; repeated hits of a rule are one row "
+        "(steps: first–last, count: how many). enter on a crash or an error opens the log "
+        "at the failure, with the whole traceback; on any other finding, the detail of its "
+        "latest step. The line under the table is the highlighted finding in full."
+    )
     DEFAULT_CSS = """
     FindingsScreen #title { padding: 0 1; background: $panel; }
     FindingsScreen DataTable { height: 1fr; }
@@ -52,7 +67,19 @@ class FindingsScreen(Screen[None]):
                           Text(safe_text(finding.exception or finding.reason or finding.message[:60])))
         if not self.findings:
             self.query_one("#detail", Static).update(Content("No findings: every rule holds."))
+        else:
+            worst = worst_finding(self.findings)
+            table.move_cursor(row=self.findings.index(worst) if worst in self.findings else 0)
         table.focus()
+
+    def action_open(self) -> None:
+        row = self.query_one(DataTable).cursor_row
+        if 0 <= row < len(self.findings):
+            run_context(self).open_finding(self.findings[row])
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.findings):

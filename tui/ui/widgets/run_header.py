@@ -14,6 +14,7 @@ from typing import Callable, Literal
 
 from rich.cells import cell_len
 from textual.content import Content
+from textual.message import Message
 from textual.widget import Widget
 
 from tui.model.aliases import STEP_TIME
@@ -97,8 +98,14 @@ class RunHeader(Widget):
         self.status: tuple[str, StatusKind] | None = None
         self.health: tuple[str | None, str] | None = None
 
+    class VerdictClicked(Message):
+        """The header was clicked: show what its verdict names (the screen decides how)."""
+
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)
+
+    def on_click(self) -> None:
+        self.post_message(self.VerdictClicked())
 
     def show(self, model: RunModel) -> None:
         """Take the model's latest numbers."""

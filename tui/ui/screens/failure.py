@@ -1,0 +1,86 @@
+"""Where a failure happened: the log at its byte offset, the whole traceback, its exception marked.
+
+A crash after the last step lies outside every step's Log tab, and the
+findings row can only name it; this screen is what ``enter`` on a crash or
+error finding (and ``w`` on the dashboard) opens. Its first row says what it
+shows — which failure, after which step, where in the log — so a user who
+lands here from a tmux pane glance knows where they are before reading.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Static
+
+from tui.parsers.text import safe_text
+from tui.rules.findings import CRITICAL, Finding
+from tui.ui.health import STATE_MARK
+from tui.ui.run_context import run_context
+from tui.ui.widgets.failure_text import FailureText
+from tui.ui.widgets.key_bar import KeyBar
+
+
+class FailureScreen(Screen[None]):
+    """The failure block of ``finding`` (which has an ``offset``), read from the run's source."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
+        Binding("o", "open_step", "Its step", tooltip="the step the failure followed"),
+        Binding("x", "jump_exception", "Exception", tooltip="scroll back to the exception line"),
+    ]
+    GUIDE = (
+        "The log's text from the byte where the failure's block starts, read through the "
+        "run's source (local or over SSH). Process prefixes such as (TaskRunner pid=12) are "
+        "taken off; lines of other processes printed in between are dimmed. The line that "
+        "says what failed is marked ▶."
+    )
+    DEFAULT_CSS = """
+    FailureScreen #title { padding: 0 1; background: $panel; height: 2; text-wrap: nowrap;
+                           text-overflow: ellipsis; }
+    """
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__()
+        self.finding = finding
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="title")
+        yield FailureText()
+        yield KeyBar()
+
+    def _title(self) -> Content:
+        finding = self.finding
+        model = run_context(self).model
+        style = "bold $error" if finding.severity == CRITICAL else "bold $warning"
+        where = ("before the first step" if finding.last_step is None
+                 else f"after step {finding.last_step}"
+                 + (f" of {model.last_step}" if model.last_step is not None else ""))
+        head = Content.assemble((STATE_MARK[finding.severity], style), " ",
+                                ("crash" if finding.rule == "crash" else finding.rule, "bold"),
+                                f"  {where}  byte {finding.offset:,}")
+        exception = Content.styled(safe_text(finding.exception or finding.message), style)
+        return Content("\n").join([head, exception])
+
+    def on_mount(self) -> None:
+        model = run_context(self).model
+        offset = self.finding.offset
+        assert offset is not None
+        block = model.crash_blocks.get(offset)
+        text = self.query_one(FailureText)
+        self.run_worker(text.show_block(
+            run_context(self).source, offset, block.end if block else None,
+            block.exception_offset if block else None,
+            self.finding.exception or "", block.process if block else ""), exclusive=True)
+        text.focus()
+
+    def action_open_step(self) -> None:
+        if self.finding.last_step is not None:
+            run_context(self).open_step(self.finding.last_step)
+        else:
+            self.notify("This failure came before the first step.", severity="warning")
+
+    def action_jump_exception(self) -> None:
+        self.query_one(FailureText).show_exception()
