@@ -127,17 +127,23 @@ async def test_walk_dashboard_steps_detail_chart_detail_and_back(tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
 
         await open_steps(pilot, app)
+        assert "following new steps" in text_of(app.screen.query_one("#title"))
         await pilot.press("j", "j", "k")  # rows move; the newest is on top
         assert table(app).cursor_step == LAST_STEP - 1
+        # Off the top row the table no longer follows, and says so.
+        assert f"on step {LAST_STEP - 1}" in text_of(app.screen.query_one("#title"))
         await go_to_step(pilot, app, 34)
         detail = await open_detail(pilot, app, 34)
-        assert "Step 34" in text_of(detail.query_one("#title"))
+        title = detail.query_one("#title")
+        # The first row names the step, of the run's steps, its s/it, and follows [ and ].
+        assert title.region.y == 0 and re.search(r"step 34 of 1120\b.*\d s/it", text_of(title))
         assert "kl-high" in text_of(detail.query_one("#rules"))  # KL 0.053 is above 0.03
         phases = text_of(detail.query_one("PhaseBar"))
         assert "gen" in phases and "update_actor" in phases and "step" not in phases.split()
 
         await pilot.press("right_square_bracket")
         await wait_for(pilot, lambda: detail.step == 35, "the next step")
+        assert "step 35 of" in text_of(title) and title.region.y == 0
         assert metric_cells(app, "actor/kl_loss")[1] == format_exact(metric(step_line(35), "actor/kl_loss"))
         await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: detail.step == 34, "the previous step")
@@ -303,7 +309,8 @@ async def test_help_lists_the_keys_of_the_current_screen(tmp_path):
         keys = text_of(app.screen.query_one("#keys"))
         assert re.search(r"^\[\s+the previous step", keys, re.M)
         assert "the highlighted metric over the whole run" in keys and "quit rlwatch" in keys
-        assert not app.screen.query("#guide")  # the panel guide is the dashboard's
+        guide = text_of(app.screen.query_one("#guide"))  # how to read this screen, not the panels
+        assert "[ and ] move it" in guide and "sparkline" not in guide
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the detail again")
 

@@ -26,6 +26,7 @@ class RunContext(Protocol):
     engine: RuleEngine
     source: LogSource
     folder: RunFolder | None  # the run's other files (dumps), None where it has no place
+    short_name: str  # the run's short name, as the terminal title shows it
 
     def open_step(self, step: int) -> None:
         """Show the detail of ``step``."""

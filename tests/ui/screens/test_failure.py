@@ -27,7 +27,7 @@ def exception_text(app) -> str:
 
 
 async def crashed(pilot, app) -> None:
-    await wait_for(pilot, lambda: any(f.rule == "crash" for f in app.findings), "the crash finding")
+    await wait_for(pilot, lambda: any(f.rule == "crash" for f in app.findings), "the crash finding", timeout=15)
 
 
 async def test_findings_enter_opens_the_traceback_at_its_offset(tmp_path: Path) -> None:

@@ -93,7 +93,8 @@ class ChartScreen(Screen[None]):
         "● validation points; ◆ the cursor's step."
     )
     DEFAULT_CSS = """
-    ChartScreen #title { padding: 0 1; background: $panel; }
+    ChartScreen #title { padding: 0 1; background: $panel; height: 1; text-wrap: nowrap;
+                         text-overflow: ellipsis; }
     ChartScreen PlotextPlot { height: 1fr; }
     """
 
@@ -204,9 +205,13 @@ class ChartScreen(Screen[None]):
                 for name in ("primary", "warning", "accent", "secondary", "error")}
 
     def _title(self, index: int | None) -> Content:
-        head = Content.assemble(("Chart", "bold"), "  ", (safe_text(self.key), "bold $accent"))
+        # Which metric of which run: a chart opened from a tmux glance must say both. The
+        # run's name goes last, where a narrow screen cuts first (the key and the cursor's
+        # value matter more on this screen).
+        head = Content.styled(safe_text(self.key), "bold $accent")
+        run = Content.assemble(("  run ", "$text-muted"), safe_text(run_context(self).short_name))
         if index is None:
-            return Content.assemble(head, "  ", ("no data yet", "$text-muted"))
+            return Content.assemble(head, "  ", ("no data yet", "$text-muted"), run)
         steps, values = self._points()
         step = steps[index]
         hits = [f for f in hits_at(run_context(self).findings, step) if f.metric == self.key]
@@ -214,4 +219,5 @@ class ChartScreen(Screen[None]):
                                 "bold $error" if hits[0].severity == CRITICAL else "$warning")
                  if hits else Content(""))
         return Content.assemble(head, f"  step {step} = ", (format_exact(values[index]), "bold"),
-                                f"  (point {index + 1} of {len(steps)})  ", state)
+                                "  ", state, ("  " if hits else ""),
+                                (f"point {index + 1} of {len(steps)}", "$text-muted"), run)

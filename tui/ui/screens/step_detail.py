@@ -8,6 +8,7 @@ source each time a step is shown, and nothing else of the log is read.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 
 from textual.app import ComposeResult
@@ -22,7 +23,7 @@ from tui.parsers.text import safe_text
 from tui.rules.findings import CRITICAL, Finding
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
-from tui.ui.format import format_exact, format_number
+from tui.ui.format import format_duration, format_exact, format_number
 from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
@@ -61,10 +62,26 @@ class StepDetailScreen(Screen[None]):
         Binding("l", "tab('log')", "Log", tooltip="the step's log text and printed samples"),
         Binding("d", "tab('dumps')", "Dumps", tooltip="the step's rollout and validation dumps"),
     ]
+    GUIDE = (
+        "The first row names the step (of the run's total), how long it took and how far "
+        "into the run it ended, and the rules it broke; [ and ] move it in place. Metrics: "
+        "every metric of the step grouped by prefix, its change since the previous step, "
+        "the run's median and where the value came from (console, JSONL, TensorBoard), "
+        "above them the rules it broke and its time by phase. Log: the text the step "
+        "printed, read from the log by byte range. Dumps: its rollout and validation "
+        "samples, best to worst."
+    )
+    # The tabs take the rest of the screen, so the title row stays on top: with the
+    # tabs sized to their content the screen itself scrolled to the focused table and
+    # pushed the title off.
     DEFAULT_CSS = """
-    StepDetailScreen #title { padding: 0 1; background: $panel; }
+    StepDetailScreen #title { padding: 0 1; background: $panel; height: 1; text-wrap: nowrap;
+                              text-overflow: ellipsis; }
+    StepDetailScreen TabbedContent { height: 1fr; }
+    StepDetailScreen ContentSwitcher { height: 1fr; }
+    StepDetailScreen TabPane { padding: 0; height: 1fr; }
+    StepDetailScreen #metrics-pane { height: 1fr; }
     StepDetailScreen #rules { height: auto; max-height: 40%; padding: 0 1; }
-    StepDetailScreen TabPane { padding: 0; }
     """
 
     def __init__(self, step: int) -> None:
@@ -111,14 +128,19 @@ class StepDetailScreen(Screen[None]):
 
     @staticmethod
     def _title(run: RunContext, step: int, hits: list[Finding]) -> Content:
+        """``step 34 of 1120  81.3 s/it  at 45m12s  ✓ ok``: which step, of how many, how long
+        it took, how far into the run it ended (the sum of step times up to it)."""
         model = run.model
-        parts = [Content.styled(f"Step {step}", "bold")]
-        if model.last_step is not None:
-            parts.append(Content.styled(f"of {model.last_step}", "$text-muted"))
+        of = (f" of {model.total_steps}" if model.total_steps else
+              f" of {model.last_step} so far" if model.last_step is not None else "")
+        parts = [Content.assemble((f"step {step}", "bold"), (of, "$text-muted"))]
         seconds, _ = model.series_for(STEP_TIME)
         value = seconds.value_at(step) if seconds is not None else None
         if value is not None:
-            parts.append(Content(f"{format_number(value)} s"))
+            parts.append(Content.assemble((format_number(value), "bold"), " s/it"))
+            upto = seconds.values[:bisect_right(seconds.steps, step)]
+            elapsed = math.fsum(v for v in upto if math.isfinite(v))
+            parts.append(Content.assemble(("at ", "$text-muted"), format_duration(elapsed)))
         severity = hits[0].severity if hits else None
         style = {CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
         count = f" {len(hits)} rule{'s' * (len(hits) != 1)} broken" if hits else ""

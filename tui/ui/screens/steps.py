@@ -47,7 +47,8 @@ class StepsScreen(Screen[None]):
         "(+N: how many more). An empty cell: the step did not log that metric."
     )
     DEFAULT_CSS = """
-    StepsScreen #title { padding: 0 1; background: $panel; }
+    StepsScreen #title { padding: 0 1; background: $panel; height: 1; text-wrap: nowrap;
+                         text-overflow: ellipsis; }
     """
 
     def compose(self) -> ComposeResult:
@@ -65,12 +66,27 @@ class StepsScreen(Screen[None]):
         table = self.query_one(StepTable)
         table.sync(run_context(self).findings, query)
         total = run_context(self).model.step_count
+        self._show_title(table, total)
+
+    def _show_title(self, table: StepTable, total: int) -> None:
+        """Say what is listed and whether the cursor follows new steps (it does on the
+        top row only: anywhere else it stays on its step while rows arrive above)."""
         if table.query_text.strip():
             what = Content.assemble(f"{table.row_count} of {total} — filter ",
                                     (table.query_text, "bold"))
         else:
-            what = Content(f"{total} — newest first, following new steps at the top")
-        self.query_one("#title", Static).update(Content.assemble(("Steps", "bold"), "  ", what))
+            what = Content(f"{total} — newest first")
+        if table.following:
+            state = Content.styled("following new steps", "$success")
+        else:
+            state = Content.styled(f"on step {table.cursor_step} — home: follow new steps",
+                                   "$warning")
+        self.query_one("#title", Static).update(
+            Content.assemble(("Steps", "bold"), "  ", what, "  ", state))
+
+    def on_step_table_moved(self, event: StepTable.Moved) -> None:
+        event.stop()
+        self._show_title(self.query_one(StepTable), run_context(self).model.step_count)
 
     def action_go_to(self) -> None:
         self.app.push_screen(GoToStepScreen(run_context(self).model.last_step), self._go_to)

@@ -39,17 +39,34 @@ class Column:
     title: str
     concept: Concept
     optional: bool = False  # shown only when the run has the metric (validation)
+    # Narrow terminals drop the columns of highest ``drop`` first; the step and the
+    # rules column are never dropped (the state in words is what a row is for).
+    drop: int = 0
 
 
 COLUMNS = (
-    Column("reward", TRAIN_REWARD), Column("val", VALIDATION, optional=True),
-    Column("pg loss", POLICY_LOSS), Column("KL", KL), Column("entropy", ENTROPY),
-    Column("s/it", STEP_TIME),
+    Column("reward", TRAIN_REWARD), Column("val", VALIDATION, optional=True, drop=3),
+    Column("pg loss", POLICY_LOSS, drop=2), Column("KL", KL, drop=4),
+    Column("entropy", ENTROPY, drop=5), Column("s/it", STEP_TIME, drop=1),
 )
 STEP_WIDTH = 7
 VALUE_WIDTH = 9
-STATE_MIN_WIDTH = 24
+# The rules column is at least this wide: ``▲ WARN entropy-low +2`` whole.
+STATE_MIN_WIDTH = 22
 GAP = "  "
+
+
+def fitting(columns: list[tuple[Column, Series | None]], width: int) -> list[tuple[Column, Series | None]]:
+    """The columns that fit ``width`` beside the step and a whole rules column, dropping
+    the least telling first (entropy, KL, validation…), in their original order."""
+    kept = list(columns)
+    def needed() -> int:
+        return STEP_WIDTH + len(kept) * (len(GAP) + VALUE_WIDTH) + len(GAP) + STATE_MIN_WIDTH
+    for column in sorted(columns, key=lambda item: -item[0].drop):
+        if needed() <= width or column[0].drop == 0:
+            break
+        kept.remove(column)
+    return kept
 
 
 class StepTable(ScrollView, can_focus=True):
@@ -89,6 +106,9 @@ class StepTable(ScrollView, can_focus=True):
             super().__init__()
             self.step = step
 
+    class Moved(Message):
+        """The cursor went to another row: the screen's title says whether it follows."""
+
     def __init__(self, model: RunModel, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
@@ -100,6 +120,7 @@ class StepTable(ScrollView, can_focus=True):
         self._count = 0
         self.cursor = 0
         self._columns: list[tuple[Column, Series | None]] = []
+        self._all_columns: list[tuple[Column, Series | None]] = []
         self._synced: tuple | None = None
 
     # -- rows ---------------------------------------------------------------
@@ -148,8 +169,9 @@ class StepTable(ScrollView, can_focus=True):
         self._filtered = (filter_steps(findings, self.query_text, steps)
                           if self.query_text.strip() else None)
         self._count = len(self._steps())
-        self._columns = [(column, self.model.series_for(column.concept)[0]) for column in COLUMNS]
-        self._columns = [(c, s) for c, s in self._columns if s is not None or not c.optional]
+        self._all_columns = [(column, self.model.series_for(column.concept)[0]) for column in COLUMNS]
+        self._all_columns = [(c, s) for c, s in self._all_columns if s is not None or not c.optional]
+        self._columns = fitting(self._all_columns, self.scrollable_content_region.width)
         self.virtual_size = Size(self._row_width(), self.row_count + 1)
         if kept is not None:
             moved = self.row_of(kept) - self.cursor
@@ -192,7 +214,10 @@ class StepTable(ScrollView, can_focus=True):
 
     def _move(self, row: int) -> None:
         """Cursor to ``row`` (clamped), scrolled into view."""
+        before = self.cursor
         self.cursor = max(0, min(row, self.row_count - 1))
+        if self.cursor != before:
+            self.post_message(self.Moved())
         top, height = int(self.scroll_y), self._body_height()
         if self.cursor < top:
             self.scroll_to(y=self.cursor, animate=False)
@@ -209,7 +234,13 @@ class StepTable(ScrollView, can_focus=True):
         fixed = STEP_WIDTH + len(self._columns) * (len(GAP) + VALUE_WIDTH) + len(GAP)
         return fixed + max(STATE_MIN_WIDTH, self.scrollable_content_region.width - fixed)
 
+    @property
+    def following(self) -> bool:
+        """Whether new steps move the cursor with them (it is on the top row, unfiltered)."""
+        return self.cursor == 0 and not self.query_text.strip()
+
     def on_resize(self) -> None:
+        self._columns = fitting(self._all_columns, self.scrollable_content_region.width)
         self.virtual_size = Size(self._row_width(), self.row_count + 1)
         self._move(self.cursor)
 
