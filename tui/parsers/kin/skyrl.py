@@ -1,0 +1,115 @@
+"""SkyRL (skyrl-train): the console logger's pretty-printed dict and the reward line.
+
+Grammar (GRAMMAR.md, "skyrl"), from NovaSky-AI/SkyRL's ``skyrl/train/utils/tracking.py``
+(``ConsoleLogger``, used with ``trainer.logger="console"``) and ``trainer.py``::
+
+    2025-09-01 10:00:00.000 | INFO | skyrl_train.utils.tracking:log:138 - Step 3:
+    {'generate/avg_num_tokens': '512.2500',
+     'loss/avg_kl': '0.0012',
+     'policy/grad_norm': '0.3125',
+     'policy/policy_entropy': '0.8123',
+     'policy/policy_kl': '0.0009',
+     'policy/policy_loss': '-0.0123',
+     'reward/avg_raw_reward': '0.4500',
+     'timing/step': '84.1234',
+     'trainer/global_step': 3}
+
+``pprint`` sorts the keys and breaks the dict one item per line; floats are
+strings with four decimals, ints bare. Every step, whatever the logger, the
+trainer also logs ``reward/avg_pass_at_8: 0.5, reward/avg_raw_reward: 0.45,
+reward/mean_positive_reward: 0.6``, and the run bar is ``Training Batches
+Processed`` (read by the scanner).
+
+Only needle lines may arrive, so the rows are read one by one: the header (needle
+``tracking:log:``) gives the step; without it, rows wait until
+``'trainer/global_step': N`` gives it (it sorts after every key the dashboard
+uses). The reward line, printed before its step is logged, belongs to the step
+after the last one seen.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tui.parsers.kin.dict_literal import read_items
+from tui.parsers.kin.values import kin_value
+from tui.parsers.records import ProgressRecord, Record, StepRecord
+
+NEEDLES: tuple[bytes, ...] = (
+    b"tracking:log:",
+    b"reward/avg_raw_reward",
+    b"'policy/",
+    b"'generate/avg_num_tokens'",
+    b"'timing/step'",
+    b"'trainer/global_step'",
+)
+
+_HEADER = re.compile(r"\bStep (\d+):\s*$")
+_ROW = re.compile(r"^\s*\{?'[\w./@()-]+': ")
+_INFO = re.compile(r"(?P<key>reward/[\w@.]+): (?P<value>[-+\w.]+)")
+_MAX_WAITING = 64
+
+
+class SkyRlLines:
+    """SkyRL's rows; remembers the step of the block being printed."""
+
+    def __init__(self) -> None:
+        self._step: int | None = None
+        self._last: int | None = None
+        self._bar_done: int | None = None
+        self._waiting: list[tuple[dict[str, float], int, int]] = []
+
+    def on_bar(self, bar: ProgressRecord) -> None:
+        if bar.desc.endswith("Training Batches Processed"):
+            self._bar_done = bar.n
+
+    def parse(self, segment: str, offset: int, end: int) -> list[Record] | None:
+        if "tracking:log:" in segment:
+            header = _HEADER.search(segment)
+            if header is None:
+                return None
+            self._step = int(header.group(1))
+            self._waiting = []
+            return []
+        if "reward/avg_raw_reward:" in segment:
+            return self._info(segment, offset, end)
+        if not _ROW.match(segment):
+            return None
+        items, _, closed = read_items(segment.strip().lstrip("{"), 0, stop_at_close=False)
+        metrics = {}
+        for item in items:
+            value = kin_value(item.value)
+            if value is not None:
+                metrics[item.key] = value
+        global_step = metrics.get("trainer/global_step")
+        if global_step is not None and self._step is None:
+            # No header seen: the rows so far were this step's. The rows sorted after
+            # this one are not awaited, or they would be taken for the next block's.
+            self._step = int(global_step)
+            waiting, self._waiting = self._waiting, []
+            records: list[Record] = [StepRecord(self._step, m, o, e) for m, o, e in waiting]
+            return records + self._row(metrics, offset, end, closed=True)
+        if self._step is None:
+            if metrics and len(self._waiting) < _MAX_WAITING:
+                self._waiting.append((metrics, offset, end))
+            return []
+        return self._row(metrics, offset, end, closed)
+
+    def _row(self, metrics: dict[str, float], offset: int, end: int, closed: bool) -> list[Record]:
+        step = self._step
+        if step is None:
+            return []
+        self._last = step if self._last is None else max(self._last, step)
+        if closed:
+            self._step = None  # the dict's closing brace: the block is over
+        return [StepRecord(step, metrics, offset, end)] if metrics else []
+
+    def _info(self, segment: str, offset: int, end: int) -> list[Record]:
+        metrics = {}
+        for match in _INFO.finditer(segment):
+            value = kin_value(match.group("value").rstrip(","))
+            if value is not None:
+                metrics[match.group("key")] = value
+        known = [s for s in (self._last, self._bar_done) if s is not None]
+        step = max(known) + 1 if known else 1
+        return [StepRecord(step, metrics, offset, end)] if metrics else []
