@@ -3,8 +3,9 @@
 The kin trainers print their metrics as the ``str()`` of a dict or as JSON;
 either may be cut (a 4,096-byte capture, a pasted excerpt), hard-wrapped by a
 terminal, glued to a tqdm bar, or followed by another dict on the same line.
-This reader walks the text once, never raises, and says whether the dict was
-closed, so a caller can distrust the last item of one that was not.
+This reader walks the text once, never raises, says whether the dict was
+closed, and marks an unquoted value that ran into the end of the text as
+``cut``, so a caller drops exactly the item that may have lost digits.
 """
 
 from __future__ import annotations
@@ -18,11 +19,17 @@ _CLOSE = ")]}"
 
 @dataclass(slots=True)
 class Item:
-    """One ``key: value`` of a printed dict; ``quoted`` when the value was a string."""
+    """One ``key: value`` of a printed dict; ``quoted`` when the value was a string.
+
+    ``cut`` when an unquoted value ran to the end of the text with no ``,`` or
+    ``}`` after it: the text may have been cut inside it (``0.08838834`` of
+    ``0.0883883461356163``), so it is not to be trusted.
+    """
 
     key: str
     value: str
     quoted: bool
+    cut: bool = False
 
 
 @dataclass(slots=True)
@@ -113,10 +120,10 @@ def read_items(text: str, at: int = 0, stop_at_close: bool = True) -> tuple[list
             nested, value_end, closed = read_items(text, pos + 1)
             if not closed:
                 break
-            items.extend(Item(f"{key}/{item.key}", item.value, item.quoted) for item in nested)
+            items.extend(Item(f"{key}/{item.key}", item.value, item.quoted, item.cut) for item in nested)
         else:
             value_end = _bare_value_end(text, pos)
-            items.append(Item(key, text[pos:value_end].strip(), False))
+            items.append(Item(key, text[pos:value_end].strip(), False, cut=value_end >= size))
         pos = value_end
         if not stop_at_close and pos >= size:
             break

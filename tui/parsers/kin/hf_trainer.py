@@ -25,8 +25,8 @@ not. A bar printed without its ``%|███|`` part (``  4% 100/2238 [1:49:59<4
 
 A dict whose closing brace is missing was cut or wrapped: when the next line is
 adjacent and starts with the rest (``p/max_steps': '33/94', …}``) the two are
-joined; otherwise the dict's last item is dropped (it may be cut mid-number) and
-the rest kept.
+joined; otherwise an unquoted value that runs into the cut is dropped (it may
+have lost digits) and the rest kept.
 """
 
 from __future__ import annotations
@@ -161,11 +161,8 @@ class HfTrainerLines:
         return self._dict_records(dicts[0], offset, end) if dicts else []
 
     def _dict_records(self, printed: PrintedDict, offset: int, end: int) -> list[Record]:
-        items = printed.items
-        dropped = 0
-        if not printed.closed and items:
-            items = items[:-1]  # the item at the cut may have lost digits
-            dropped = 1
+        items = [item for item in printed.items if not item.cut]
+        dropped = len(printed.items) - len(items)  # a value at the cut may have lost digits
         metrics: dict[str, float] = {}
         strings: dict[str, str] = {}
         for item in items:

@@ -129,12 +129,13 @@ class NemoRlLines:
             return None
         name, raw, rest = match.group("name").strip(), match.group("value"), match.group("rest")
         indent = len(match.group("indent"))
-        if len(name) > 60 or not (self._seen or name in _VALIDATION_KEYS or name.startswith("Total ")):
-            return None  # a bullet in someone's text, not NeMo-RL's report
+        if len(name) > 60:
+            return None
         timing = raw.endswith("s") and (_PERCENT_TAIL.match(rest) or name.startswith("Total "))
         value = kin_value(raw[:-1] if timing else raw.rstrip("%"))
         if value is None:
             return None
+        step = self._step
         if indent >= 4:
             key = ("timing/validation/" + _slug(name)) if timing else \
                 _VALIDATION_KEYS.get(name, "validation/" + _slug(name))
@@ -142,4 +143,14 @@ class NemoRlLines:
             key = "timing/train/" + _slug(name)
         else:
             key = _TRAIN_KEYS.get(name, "train/" + _slug(name))
-        return [StepRecord(self._step, {key: value}, offset, end)]
+        if not self._seen:
+            # No banner yet: an excerpt that starts inside a step, or the initial
+            # validation (step 0). Only NeMo-RL's own labels are taken (a bullet in
+            # someone's text is not), training results as the first step.
+            if indent >= 4 and name in _VALIDATION_KEYS:
+                step = 0
+            elif indent < 4 and (name in _TRAIN_KEYS or timing):
+                step = 1
+            else:
+                return None
+        return [StepRecord(step, {key: value}, offset, end)]

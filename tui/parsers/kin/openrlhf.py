@@ -65,9 +65,8 @@ class OpenRlhfLines:
         match = _GLOBAL.search(segment)
         if match is None:
             return None
-        items, _, closed = read_items(segment, match.end())
-        if not closed and items:
-            items = items[:-1]
+        items, _, _ = read_items(segment, match.end())
+        items = [item for item in items if not item.cut]
         metrics = {}
         for item in items:
             value = kin_value(item.value)

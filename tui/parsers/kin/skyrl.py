@@ -16,9 +16,19 @@ Grammar (GRAMMAR.md, "skyrl"), from NovaSky-AI/SkyRL's ``skyrl/train/utils/track
 
 ``pprint`` sorts the keys and breaks the dict one item per line; floats are
 strings with four decimals, ints bare. Every step, whatever the logger, the
-trainer also logs ``reward/avg_pass_at_8: 0.5, reward/avg_raw_reward: 0.45,
-reward/mean_positive_reward: 0.6``, and the run bar is ``Training Batches
-Processed`` (read by the scanner).
+trainer also logs (loguru, after a ``(skyrl_entrypoint pid=…)`` Ray prefix)::
+
+    … | INFO | skyrl.train.trainer:train:1117 - reward/avg_pass_at_4: 0.5625, reward/avg_raw_reward: 0.328125, …
+    … | INFO | skyrl.train.trainer:train:210 - Finished: 'step', time cost: 1331.13s
+    … | INFO | skyrl.train.trainer:train:320 - {'final_loss': -0.00014, 'policy_loss': -0.00014,
+        'policy_entropy': 0.3656, 'response_length': 1024.0, 'policy_lr': 1e-06,
+        'loss_metrics/clip_ratio': 0.00096, 'policy_kl': 0.00041, 'grad_norm': 0.37}
+    Training Batches Processed:  14%|█▍        | 1/7 [22:36<2:15:37, 1356.23s/it]
+
+(the policy's training status, on one line; a real log's shape, seen in a public
+file the corpus could not cite). The run bar ``Training Batches Processed``
+(read by the scanner) ticks after the step's lines, so those lines belong to
+the step after the bar's count.
 
 Only needle lines may arrive, so the rows are read one by one: the header (needle
 ``tracking:log:``) gives the step; without it, rows wait until
@@ -37,6 +47,8 @@ from tui.parsers.records import ProgressRecord, Record, StepRecord
 
 NEEDLES: tuple[bytes, ...] = (
     b"tracking:log:",
+    b"'policy_loss':",           # the policy's status dict (OpenRLHF's Global step dict too)
+    b"Finished: 'step'",
     b"reward/avg_raw_reward",
     b"'policy/",
     b"'generate/avg_num_tokens'",
@@ -47,6 +59,7 @@ NEEDLES: tuple[bytes, ...] = (
 _HEADER = re.compile(r"\bStep (\d+):\s*$")
 _ROW = re.compile(r"^\s*\{?'[\w./@()-]+': ")
 _INFO = re.compile(r"(?P<key>reward/[\w@.]+): (?P<value>[-+\w.]+)")
+_STEP_TIME = re.compile(r"Finished: 'step', time cost: ([\d.]+)s")
 _MAX_WAITING = 64
 
 
@@ -73,6 +86,13 @@ class SkyRlLines:
             return []
         if "reward/avg_raw_reward:" in segment:
             return self._info(segment, offset, end)
+        if "Finished: 'step'" in segment:
+            found = _STEP_TIME.search(segment)
+            if found is None:
+                return None
+            return [StepRecord(self._next_step(), {"timing/step": float(found.group(1))}, offset, end)]
+        if "'policy_loss':" in segment and not _ROW.match(segment):
+            return self._status(segment, offset, end)
         if not _ROW.match(segment):
             return None
         items, _, closed = read_items(segment.strip().lstrip("{"), 0, stop_at_close=False)
@@ -104,12 +124,31 @@ class SkyRlLines:
             self._step = None  # the dict's closing brace: the block is over
         return [StepRecord(step, metrics, offset, end)] if metrics else []
 
+    def _next_step(self) -> int:
+        """The step being made: the one after the bar's count (or after the last step seen)."""
+        if self._bar_done is not None:
+            return self._bar_done + 1
+        return self._last + 1 if self._last is not None else 1
+
     def _info(self, segment: str, offset: int, end: int) -> list[Record]:
         metrics = {}
         for match in _INFO.finditer(segment):
             value = kin_value(match.group("value").rstrip(","))
             if value is not None:
                 metrics[match.group("key")] = value
-        known = [s for s in (self._last, self._bar_done) if s is not None]
-        step = max(known) + 1 if known else 1
-        return [StepRecord(step, metrics, offset, end)] if metrics else []
+        return [StepRecord(self._next_step(), metrics, offset, end)] if metrics else []
+
+    def _status(self, segment: str, offset: int, end: int) -> list[Record] | None:
+        start = segment.find("{'")
+        if start < 0:
+            return None
+        items, _, _ = read_items(segment, start + 1)
+        items = [item for item in items if not item.cut]
+        metrics = {}
+        for item in items:
+            value = kin_value(item.value)
+            if value is not None:
+                metrics[item.key] = value
+        if "policy_loss" not in metrics:
+            return None
+        return [StepRecord(self._next_step(), metrics, offset, end)]

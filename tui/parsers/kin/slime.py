@@ -62,11 +62,10 @@ class SlimeLines:
         match = _LINE.search(segment)
         if match is None:
             return None
-        items, _, closed = read_items(segment, match.end())
-        if not closed and items:
-            items = items[:-1]
+        read, _, _ = read_items(segment, match.end())
+        items = [item for item in read if not item.cut]
         metrics = {}
-        dropped = 0
+        dropped = len(read) - len(items)
         for item in items:
             value = kin_value(item.value)
             if value is None:
@@ -86,4 +85,4 @@ class SlimeLines:
                 self._perf = number
         if not metrics:
             return []
-        return [StepRecord(step, metrics, offset, end, dropped + (not closed))]
+        return [StepRecord(step, metrics, offset, end, dropped)]
