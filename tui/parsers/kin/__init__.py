@@ -22,7 +22,6 @@ scanner reads itself and tells about) reported one.
 from __future__ import annotations
 
 from tui.parsers.kin import easyr1, hf_trainer, nemo_rl, openrlhf, skyrl, slime, wandb_summary
-from tui.parsers.kin.position import RunPosition
 from tui.parsers.records import ProgressRecord, Record, StepRecord
 from tui.parsers.tqdm_progress import training_position
 
@@ -40,8 +39,7 @@ class KinLines:
     """The kin grammars' state for one log, fed its lines in order."""
 
     def __init__(self) -> None:
-        self._position = RunPosition()
-        self._hf = hf_trainer.HfTrainerLines(self._position)
+        self._hf = hf_trainer.HfTrainerLines()
         self._slime = slime.SlimeLines()
         self._nemo = nemo_rl.NemoRlLines()
         self._easyr1 = easyr1.EasyR1Lines()
@@ -60,12 +58,12 @@ class KinLines:
     def on_bar(self, bar: ProgressRecord, segment: str) -> list[Record]:
         """A tqdm bar the scanner parsed: the bar (maybe marked as the run's), and any
         metrics its postfix carries."""
-        bar = self._hf.on_bar(bar)
+        bar, *released = self._hf.on_bar(bar)
         self._skyrl.on_bar(bar)
         position = training_position(bar)
         if position is not None:
             self._bar_step = position[0]
-        return [bar, *self._tally(self._openrlhf.on_bar(bar, segment))]
+        return [bar, *self._tally(released), *self._tally(self._openrlhf.on_bar(bar, segment))]
 
     def parse(self, segment: str, offset: int, end: int) -> list[Record]:
         """Records of one cleaned line segment that no verl grammar took."""

@@ -10,8 +10,8 @@ a JSON line (``logging.jsonl``, and some users tee that). Values are numbers,
 (``'loss': '0.3713'``). A dict counts as metrics when its ``loss`` is a number
 or it has TRL's PPO/RLOO keys (``objective/kl``, ``loss/policy_avg``: no plain
 ``loss``); ``{'eval_…`` dicts are validation at the current step;
-``{'train_runtime': …}`` (and the ``***** train metrics *****`` block's
-``train_runtime = …`` row) is the Trainer's own end of training.
+``{'train_runtime': …}`` (and the ``***** train metrics *****`` header of the
+block ``trainer.log_metrics`` prints) is the Trainer's own end of training.
 
 The step: ms-swift's ``global_step/max_steps: 'N/M'``, LlamaFactory's
 ``current_steps``/``total_steps``; otherwise the HF bar's position when it moved
@@ -35,7 +35,6 @@ import dataclasses
 import re
 
 from tui.parsers.kin.dict_literal import PrintedDict, printed_dicts, read_items
-from tui.parsers.kin.position import RunPosition
 from tui.parsers.kin.values import kin_value
 from tui.parsers.records import ProgressRecord, Record, RunEndRecord, StepRecord, TotalStepsRecord
 from tui.parsers.tqdm_progress import parse_duration
@@ -46,7 +45,9 @@ NEEDLES: tuple[bytes, ...] = (
     b'"loss": ',         # the same dict as a JSON line
     b"'objective/",      # TRL PPOTrainer / RLOOTrainer dicts
     b"{'eval_",          # the Trainer's evaluation dict
-    b"train_runtime",    # the Trainer's end of training, dict or log_metrics block
+    b"'train_runtime'",  # the Trainer's end of training: its last dict,
+    b'"train_runtime"',  # as JSON,
+    b"train metrics *****",  # and log_metrics' ``***** train metrics *****`` block
     b"s/it]",            # a bar printed without its |███| part
     b"it/s]",
 )
@@ -65,12 +66,10 @@ _MAX_HELD_CHARS = 1 << 16
 class HfTrainerLines:
     """Reads HF-Trainer-style dict lines; keeps the bar lock and the numbering."""
 
-    def __init__(self, position: RunPosition) -> None:
-        self._position = position
+    def __init__(self) -> None:
         self._locked_total: int | None = None
         self._last_free_bar: ProgressRecord | None = None
-        self._ticks_at_last_dict = -1
-        self._last_step: int | None = None
+        self._numbering = _Numbering()
         # An unclosed dict waiting for its wrapped continuation: (text, offset, end).
         self._held: tuple[str, int, int] | None = None
         # The run bar drawn before the lock was taken, still to be reported.
@@ -78,24 +77,27 @@ class HfTrainerLines:
 
     # -- bars ---------------------------------------------------------------
 
-    def on_bar(self, bar: ProgressRecord) -> ProgressRecord:
-        """A bar the scanner parsed; returned marked ``training`` when it is the run bar."""
-        if bar.desc == "Train" and bar.total is not None:  # ms-swift names its run bar
-            self._position.bar(bar.n, bar.total)
-            return bar
+    def on_bar(self, bar: ProgressRecord) -> list[Record]:
+        """A bar the scanner parsed, marked ``training`` when it is the run bar, and
+        the dicts its tick lets the numbering decide on."""
+        if bar.desc == "Train":  # ms-swift names its run bar (tqdm_progress knows it)
+            return [bar]
         if bar.desc or bar.total is None:
-            return bar
+            return [bar]
+        if self._locked_total is None or bar.total == self._locked_total:
+            released = self._numbering.tick(bar.n)
+        else:
+            released = []  # an evaluation bar
         self._last_free_bar = bar
         if self._locked_total is not None and bar.total == self._locked_total:
-            self._position.bar(bar.n, bar.total)
-            return dataclasses.replace(bar, training=True)
-        return bar
+            bar = dataclasses.replace(bar, training=True)
+        return [bar, *released]
 
-    def bare_bars(self, segment: str, offset: int) -> list[ProgressRecord]:
+    def bare_bars(self, segment: str, offset: int) -> list[Record]:
         """Bars without ``%|`` in ``segment`` (the scanner's bar parser needs the pipe)."""
         if "%|" in segment or ("s/it]" not in segment and "it/s]" not in segment):
             return []
-        out = []
+        out: list[Record] = []
         for match in _BARE_BAR.finditer(segment[:4096]):
             rate, unit = match.group("rate"), match.group("unit")
             sec_per_it = None
@@ -107,7 +109,7 @@ class HfTrainerLines:
                                  elapsed_s=parse_duration(match.group("elapsed")),
                                  eta_s=parse_duration(match.group("eta")),
                                  sec_per_it=sec_per_it, offset=offset)
-            out.append(self.on_bar(bar))
+            out += self.on_bar(bar)
         return out
 
     # -- dict lines ---------------------------------------------------------
@@ -139,22 +141,23 @@ class HfTrainerLines:
                 self._held = (segment[printed.start:], offset, end)
                 mine = True
                 continue
-            found = self._dict_records(printed, offset, end)
-            mine = mine or bool(found)
-            records += found
-        if not dicts and "train_runtime" in segment:
-            records.append(RunEndRecord(offset))  # ``***** train metrics *****`` rows
+            records += self._dict_records(printed, offset, end)
+            # A trainer dict is this grammar's even while its step waits (``_Numbering``).
+            mine = mine or _looks_like_trainer_dict(printed)
+        if not dicts and "***** train metrics *****" in segment:
+            records.append(RunEndRecord(offset))
             mine = True
         records += self.take_progress()
         return records if mine else None
 
     def finish(self) -> list[Record]:
-        """The held dict, if any, read as cut."""
-        if self._held is None:
-            return []
-        text, offset, end = self._held
-        self._held = None
-        return self._flush(text, offset, end)
+        """The held dict, if any, read as cut, and the dicts still waiting for their step."""
+        records: list[Record] = []
+        if self._held is not None:
+            text, offset, end = self._held
+            self._held = None
+            records += self._flush(text, offset, end)
+        return records + self._numbering.finish()
 
     def _flush(self, text: str, offset: int, end: int) -> list[Record]:
         _, dicts = printed_dicts(text)
@@ -182,20 +185,17 @@ class HfTrainerLines:
         if not (is_train or is_eval) or len(metrics) < 2:
             return []
         step, total = self._explicit_step(metrics, strings)
-        if step is None:
-            step = self._implicit_step(is_train)
         for key in ("current_steps", "total_steps"):
             metrics.pop(key, None)
+        records: list[Record] = [] if total is None else [TotalStepsRecord(total, offset)]
         if is_train:
             self._lock_bar()
-            self._ticks_at_last_dict = self._position.ticks
-        if self._last_step is None or step > self._last_step:
-            self._last_step = step
-        self._position.reported(step)
-        records: list[Record] = [StepRecord(step, metrics, offset, end, dropped)]
-        if total is not None:
-            records.append(TotalStepsRecord(total, offset))
-        return records
+        record = StepRecord(step if step is not None else 0, metrics, offset, end, dropped)
+        if step is not None:
+            return self._numbering.explicit(record) + records
+        if is_train:
+            return self._numbering.train(record) + records
+        return self._numbering.evaluation(record) + records
 
     def _explicit_step(self, metrics: dict[str, float],
                        strings: dict[str, str]) -> tuple[int | None, int | None]:
@@ -209,26 +209,13 @@ class HfTrainerLines:
             return int(metrics["current_steps"]), None if total is None else int(total)
         return None, None
 
-    def _implicit_step(self, is_train: bool) -> int:
-        done = self._position.done
-        fresh = self._position.ticks != self._ticks_at_last_dict
-        if not is_train:
-            if self._last_step is not None:
-                return self._last_step
-            return done if done is not None else 0
-        if done and (fresh or self._last_step is None) and (self._last_step is None or done > self._last_step):
-            return done
-        if self._locked_total is None and self._last_free_bar is not None and self._last_free_bar.n > 0 \
-                and (self._last_step is None or self._last_free_bar.n > self._last_step):
-            return self._last_free_bar.n
-        return (self._last_step or 0) + 1
-
     def _lock_bar(self) -> None:
         bar = self._last_free_bar
         if self._locked_total is None and bar is not None and bar.total:
             self._locked_total = bar.total
-            self._position.bar(bar.n, bar.total)
             self._pending_progress = dataclasses.replace(bar, training=True)
+        elif self._locked_total is None and not self._numbering.has_bar():
+            self._numbering.no_bar()
 
     def take_progress(self) -> list[ProgressRecord]:
         """The run bar found when the lock was taken (it was drawn before the lock)."""
@@ -245,6 +232,107 @@ class HfTrainerLines:
         if total is not None:
             records.append(TotalStepsRecord(total, offset))
         return records
+
+
+class _Numbering:
+    """Which step a dict without a step number is.
+
+    The HF bar goes to stderr and ``tqdm.write`` puts the dict on stdout. When
+    both reach the log unbuffered the dict follows the bar redraw of its own
+    step (``…1.67s/it]\r   \r{'loss': …}``), so the bar's count is the step
+    ("bar" numbering). When stdout is block-buffered (``| tee``, ``> log``
+    without ``PYTHONUNBUFFERED``) the bar runs ahead and the dicts arrive later
+    in bursts, several with no bar tick between them, a burst even glued to the
+    bar line like an unbuffered dict; then the bar's count says nothing about
+    them and they are numbered in order ("count"). So the first dict waits for
+    what comes next: a bar tick (the bar's count was its step) or another dict
+    with no tick between (a burst). The same numbering then holds for the run.
+    """
+
+    def __init__(self) -> None:
+        self.mode: str | None = None
+        self._bar_n: int | None = None
+        self._ticks = 0
+        self._ticks_at_dict = -1
+        self._last: int | None = None
+        # The first dict (and evaluation dicts after it) until the mode is known.
+        self._pending: list[tuple[StepRecord, bool, int | None]] = []
+
+    def has_bar(self) -> bool:
+        return self._bar_n is not None
+
+    def no_bar(self) -> None:
+        if self.mode is None:
+            self.mode = "count"
+
+    def tick(self, n: int) -> list[Record]:
+        if n != self._bar_n:
+            self._ticks += 1
+        self._bar_n = n
+        if self._pending and self._ticks != self._ticks_at_dict:
+            self.mode = "bar"
+            return self._release()
+        return []
+
+    def explicit(self, record: StepRecord) -> list[Record]:
+        self._note(record.step)
+        return [record]
+
+    def train(self, record: StepRecord) -> list[Record]:
+        released: list[Record] = []
+        if self._pending:
+            if self._ticks == self._ticks_at_dict:
+                self.mode = "count"  # a burst: two dicts and no tick between
+            else:
+                self.mode = "bar"
+            released = self._release()
+        if self.mode is None and self._bar_n is not None:
+            self._pending.append((record, True, self._bar_n))
+            self._ticks_at_dict = self._ticks
+            return released
+        step = self._next(self._bar_n)
+        self._ticks_at_dict = self._ticks
+        return released + [self._numbered(record, step)]
+
+    def evaluation(self, record: StepRecord) -> list[Record]:
+        if self._pending:
+            self._pending.append((record, False, None))
+            return []
+        step = self._last if self._last is not None else (self._bar_n or 0)
+        return [self._numbered(record, step)]
+
+    def finish(self) -> list[Record]:
+        if not self._pending:
+            return []
+        self.mode = self.mode or "bar"
+        return self._release()
+
+    def _release(self) -> list[Record]:
+        pending, self._pending = self._pending, []
+        out: list[Record] = []
+        for record, is_train, bar_n in pending:
+            if is_train:
+                step = self._next(bar_n, fresh=True)
+            else:
+                step = self._last if self._last is not None else 0
+            out.append(self._numbered(record, step))
+        return out
+
+    def _next(self, bar_n: int | None, fresh: bool | None = None) -> int:
+        following = (self._last or 0) + 1
+        if self.mode != "bar" or not bar_n:
+            return following
+        if fresh is None:
+            fresh = self._ticks != self._ticks_at_dict
+        return bar_n if fresh and bar_n >= following else following
+
+    def _numbered(self, record: StepRecord, step: int) -> StepRecord:
+        self._note(step)
+        return StepRecord(step, record.metrics, record.offset, record.end, record.dropped)
+
+    def _note(self, step: int) -> None:
+        if self._last is None or step > self._last:
+            self._last = step
 
 
 def _looks_like_trainer_dict(printed: PrintedDict) -> bool:
