@@ -13,6 +13,7 @@ from tui.model.run_model import RunModel
 from tui.parsers.kin import nemo_rl
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import StepRecord
+from tui.rules.crash import judge_failures
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,7 +21,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SAMPLES = tomllib.loads((KIN_LOGS / "expected.toml").read_text(encoding="utf-8"))["sample"]
-CRASH_KINDS = {"traceback", "cuda-oom", "nccl-timeout", "actor-died", "hydra-error"}
 
 
 def read(path) -> tuple[RunModel, list]:
@@ -34,7 +34,7 @@ def read(path) -> tuple[RunModel, list]:
 def state(model: RunModel) -> str:
     if model.finished:
         return "finished"
-    if any(incident.kind in CRASH_KINDS for incident in model.incidents):
+    if judge_failures(model).cause is not None:
         return "crashed"
     return "running"
 
