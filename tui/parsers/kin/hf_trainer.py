@@ -14,8 +14,9 @@ or it has TRL's PPO/RLOO keys (``objective/kl``, ``loss/policy_avg``: no plain
 block ``trainer.log_metrics`` prints) is the Trainer's own end of training.
 
 The step: ms-swift's ``global_step/max_steps: 'N/M'``, LlamaFactory's
-``current_steps``/``total_steps``; otherwise the HF bar's position when it moved
-since the previous dict (TRL); otherwise the dicts are numbered in order.
+``current_steps``/``total_steps``; otherwise (TRL) the HF bar's count when the
+dicts follow its ticks, or the dicts in order when a buffered stdout makes
+them arrive in bursts (``_Numbering``).
 
 The HF bar has no description. The first metric dict locks the run bar's total
 to the description-less bar drawn last before it; from then on bars of that total
@@ -48,9 +49,8 @@ NEEDLES: tuple[bytes, ...] = (
     b"'train_runtime'",  # the Trainer's end of training: its last dict,
     b'"train_runtime"',  # as JSON,
     b"train metrics *****",  # and log_metrics' ``***** train metrics *****`` block
-    b"s/it]",            # a bar printed without its |███| part
-    b"it/s]",
-)
+    b"s/it]",            # a bar printed without its |███| part (RL steps take seconds:
+)                        # a faster bar's "it/s]" is left to the dict glued to it)
 
 _STEP_OF_TOTAL = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 _TRL_PPO_PREFIXES = ("objective/", "loss/policy", "policy/")
@@ -95,7 +95,7 @@ class HfTrainerLines:
 
     def bare_bars(self, segment: str, offset: int) -> list[Record]:
         """Bars without ``%|`` in ``segment`` (the scanner's bar parser needs the pipe)."""
-        if "%|" in segment or ("s/it]" not in segment and "it/s]" not in segment):
+        if "%|" in segment or "/it]" not in segment and "it/s]" not in segment:
             return []
         out: list[Record] = []
         for match in _BARE_BAR.finditer(segment[:4096]):

@@ -30,11 +30,10 @@ file the corpus could not cite). The run bar ``Training Batches Processed``
 (read by the scanner) ticks after the step's lines, so those lines belong to
 the step after the bar's count.
 
-Only needle lines may arrive, so the rows are read one by one: the header (needle
-``tracking:log:``) gives the step; without it, rows wait until
-``'trainer/global_step': N`` gives it (it sorts after every key the dashboard
-uses). The reward line, printed before its step is logged, belongs to the step
-after the last one seen.
+Only needle lines may arrive, so the rows are read one by one; the ``Step N:``
+header holds no needle, so the rows wait until ``'trainer/global_step': N``
+gives their step (it sorts after every key the dashboard uses). The reward line,
+printed before its step is logged, belongs to the step after the last one seen.
 """
 
 from __future__ import annotations
@@ -45,18 +44,17 @@ from tui.parsers.kin.dict_literal import read_items
 from tui.parsers.kin.values import kin_value
 from tui.parsers.records import ProgressRecord, Record, StepRecord
 
+# Each needle costs every byte of a local read and grep's time on the box, so only
+# the rows the panels use: the block's policy rows, its reward and its step; the step
+# time and response length come from the lines every run prints.
 NEEDLES: tuple[bytes, ...] = (
-    b"tracking:log:",
+    b"reward/avg_raw_reward",    # the per-step reward line and the block's reward row
+    b"'policy/",                 # the block's policy rows
+    b"'trainer/global_step'",    # the block's step
     b"'policy_loss':",           # the policy's status dict (OpenRLHF's Global step dict too)
-    b"Finished: 'step'",
-    b"reward/avg_raw_reward",
-    b"'policy/",
-    b"'generate/avg_num_tokens'",
-    b"'timing/step'",
-    b"'trainer/global_step'",
+    b"Finished: 'step'",         # the step's time
 )
 
-_HEADER = re.compile(r"\bStep (\d+):\s*$")
 _ROW = re.compile(r"^\s*\{?'[\w./@()-]+': ")
 _INFO = re.compile(r"(?P<key>reward/[\w@.]+): (?P<value>[-+\w.]+)")
 _STEP_TIME = re.compile(r"Finished: 'step', time cost: ([\d.]+)s")
@@ -77,13 +75,6 @@ class SkyRlLines:
             self._bar_done = bar.n
 
     def parse(self, segment: str, offset: int, end: int) -> list[Record] | None:
-        if "tracking:log:" in segment:
-            header = _HEADER.search(segment)
-            if header is None:
-                return None
-            self._step = int(header.group(1))
-            self._waiting = []
-            return []
         if "reward/avg_raw_reward:" in segment:
             return self._info(segment, offset, end)
         if "Finished: 'step'" in segment:
