@@ -203,6 +203,7 @@ class LogScanner:
 
     def _parse_line(self, text: str, offset: int, end: int, raw_length: int) -> list[Record]:
         records: list[Record] = []
+        self._kin.begin_line(text)
         for segment in clean_segments(text):
             found = find_step(segment)
             bar_text = segment if found is None else segment[: found[1]]

@@ -113,3 +113,41 @@ def test_description_bars_before_the_first_dict_are_not_the_run_bar():
     found = bars(text)
     assert found[0].desc == "Map" and not found[0].training
     assert found[-1].training and (found[-1].n, found[-1].total) == (10, 50)
+
+
+def bar(n: int, total: int = 30) -> str:
+    return f" {100 * n // total:2d}%|█         | {n}/{total} [00:01<00:10,  2.45it/s]"
+
+
+CLEAR = "\r" + " " * 47 + "\r"
+
+
+def dict_line(i: int) -> str:
+    return f"{{'loss': '0.{i:04d}', 'grad_norm': '1.1', 'reward': '-0.3', 'epoch': '0.0{i}'}}\n"
+
+
+def test_unbuffered_dicts_take_the_count_of_the_bar_they_follow():
+    # tqdm.write: clear, the dict (stdout), the bar drawn again on the next line.
+    text = ("\r" + bar(4) + "\r" + bar(5) + CLEAR + dict_line(1) + "\r" + bar(5) + "\r" + bar(9) + "\r"
+            + bar(10) + CLEAR + dict_line(2) + "\r" + bar(10) + "\n")
+    assert list(steps(text)) == [5, 10]
+
+
+def test_buffered_dicts_take_the_counts_tqdm_redrew_after_its_clears():
+    # stdout block-buffered: every write leaves clear + redraw on stderr at once, the dicts
+    # come later in a burst (logging_steps=5: written at 5, 10, 15).
+    bars = "".join("\r" + bar(n) + (CLEAR + "\r" + bar(n) if n % 5 == 0 else "") for n in range(1, 16))
+    text = bars + "\n" + "".join(dict_line(i) for i in (1, 2, 3))
+    assert list(steps(text)) == [5, 10, 15]
+
+
+def test_a_burst_flushed_right_after_a_clear_leaves_its_redraw_for_the_next_bar_line():
+    text = ("\r" + bar(1) + CLEAR + "\r" + bar(1) + "\r" + bar(2) + CLEAR + dict_line(1) + dict_line(2)
+            + "\r" + bar(2) + "\r" + bar(3) + CLEAR + "\r" + bar(3) + "\n" + dict_line(3))
+    assert list(steps(text)) == [1, 2, 3]
+
+
+def test_a_resumed_run_starts_at_its_checkpoint():
+    text = ("\r" + bar(0) + "\r" + bar(16) + CLEAR + "\r" + bar(16) + "\r" + bar(17) + CLEAR + "\r"
+            + bar(17) + "\n" + dict_line(1) + dict_line(2))
+    assert list(steps(text)) == [16, 17]

@@ -55,6 +55,11 @@ class KinLines:
         self._any_steps = True
         self._note(step)
 
+    def begin_line(self, text: str) -> None:
+        """A physical line, raw (before ANSI, ``\r`` and prefixes are taken out), before
+        its segments are handed over: what only its raw form shows (tqdm's clears)."""
+        self._hf.begin_line(text)
+
     def on_bar(self, bar: ProgressRecord, segment: str) -> list[Record]:
         """A tqdm bar the scanner parsed: the bar (maybe marked as the run's), and any
         metrics its postfix carries."""

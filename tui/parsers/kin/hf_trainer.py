@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import deque
 
 from tui.parsers.kin.dict_literal import PrintedDict, printed_dicts, read_items
 from tui.parsers.kin.values import kin_value
 from tui.parsers.records import ProgressRecord, Record, RunEndRecord, StepRecord, TotalStepsRecord
-from tui.parsers.tqdm_progress import parse_duration
+from tui.parsers.text import strip_ansi, strip_ray_prefix
+from tui.parsers.tqdm_progress import parse_bar, parse_duration
 
 # Lines this grammar needs; the scanner passes only lines holding one of them.
 NEEDLES: tuple[bytes, ...] = (
@@ -61,6 +63,8 @@ _BARE_BAR = re.compile(
 )
 # A held dict is joined to the next line only if that line is this close.
 _MAX_HELD_CHARS = 1 << 16
+# Bar redraws remembered while the dicts they mark are still in a stdout buffer.
+_MAX_WRITES = 1 << 16
 
 
 class HfTrainerLines:
@@ -72,6 +76,7 @@ class HfTrainerLines:
         self._numbering = _Numbering()
         # An unclosed dict waiting for its wrapped continuation: (text, offset, end).
         self._held: tuple[str, int, int] | None = None
+        self._redraws = ClearedRedraws()
         # The run bar drawn before the lock was taken, still to be reported.
         self._pending_progress: ProgressRecord | None = None
 
@@ -92,6 +97,12 @@ class HfTrainerLines:
         if self._locked_total is not None and bar.total == self._locked_total:
             bar = dataclasses.replace(bar, training=True)
         return [bar, *released]
+
+    def begin_line(self, text: str) -> None:
+        """A physical line, before its segments: the run-bar redraws after a clear in it."""
+        for n, total in self._redraws.feed(text):
+            if self._locked_total is None or total == self._locked_total:
+                self._numbering.written(n)
 
     def bare_bars(self, segment: str, offset: int) -> list[Record]:
         """Bars without ``%|`` in ``segment`` (the scanner's bar parser needs the pipe)."""
@@ -244,9 +255,16 @@ class _Numbering:
     without ``PYTHONUNBUFFERED``) the bar runs ahead and the dicts arrive later
     in bursts, several with no bar tick between them, a burst even glued to the
     bar line like an unbuffered dict; then the bar's count says nothing about
-    them and they are numbered in order ("count"). So the first dict waits for
-    what comes next: a bar tick (the bar's count was its step) or another dict
-    with no tick between (a burst). The same numbering then holds for the run.
+    them ("written" numbering). So the first dict waits for what comes next: a
+    bar tick (the bar's count was its step) or another dict with no tick between
+    (a burst). The same numbering then holds for the run.
+
+    In the buffered layout the step each dict was written at is still in the
+    log: ``tqdm.write`` clears the bar (``\r`` + spaces + ``\r``) and draws it
+    again at the current count, on stderr and at once, so the count drawn right
+    after a clear marks a write (``ClearedRedraws``). The k-th dict of the
+    bursts is the k-th such count (``logging_steps=5`` gives 5, 10, …; a resumed
+    run 16, 17, …); with no mark left, the dicts are numbered on in order.
     """
 
     def __init__(self) -> None:
@@ -255,6 +273,8 @@ class _Numbering:
         self._ticks = 0
         self._ticks_at_dict = -1
         self._last: int | None = None
+        # Counts the bar was redrawn at after a clear: where tqdm.write printed something.
+        self._writes: deque[int] = deque(maxlen=_MAX_WRITES)
         # The first dict (and evaluation dicts after it) until the mode is known.
         self._pending: list[tuple[StepRecord, bool, int | None]] = []
 
@@ -263,7 +283,12 @@ class _Numbering:
 
     def no_bar(self) -> None:
         if self.mode is None:
-            self.mode = "count"
+            self.mode = "written"
+
+    def written(self, n: int) -> None:
+        """The bar was drawn at ``n`` right after a clear: something was written at step n."""
+        if n > 0:
+            self._writes.append(n)
 
     def tick(self, n: int) -> list[Record]:
         if n != self._bar_n:
@@ -282,7 +307,7 @@ class _Numbering:
         released: list[Record] = []
         if self._pending:
             if self._ticks == self._ticks_at_dict:
-                self.mode = "count"  # a burst: two dicts and no tick between
+                self.mode = "written"  # a burst: two dicts and no tick between
             else:
                 self.mode = "bar"
             released = self._release()
@@ -320,7 +345,13 @@ class _Numbering:
 
     def _next(self, bar_n: int | None, fresh: bool | None = None) -> int:
         following = (self._last or 0) + 1
-        if self.mode != "bar" or not bar_n:
+        if self.mode == "written":
+            while self._writes:
+                written = self._writes.popleft()
+                if written >= following:  # skips redraws of a step already given
+                    return written
+            return following
+        if not bar_n:
             return following
         if fresh is None:
             fresh = self._ticks != self._ticks_at_dict
@@ -333,6 +364,38 @@ class _Numbering:
     def _note(self, step: int) -> None:
         if self._last is None or step > self._last:
             self._last = step
+
+
+class ClearedRedraws:
+    """Finds the bar counts drawn right after tqdm's clear, across physical lines.
+
+    ``tqdm.write`` clears the bar (``\\r`` + spaces + ``\\r``), writes, and draws
+    the bar again. The redraw follows the clear on the same line, or, when a
+    flushed burst of buffered dicts landed right after the clear, at the start of
+    the next line with a bar.
+    """
+
+    def __init__(self) -> None:
+        self._open = False  # a clear seen, its redraw not yet
+
+    def feed(self, text: str) -> list[tuple[int, int | None]]:
+        if "\r" not in text:
+            return []
+        out = []
+        for part in text.split("\r"):
+            if not part:
+                continue
+            if not part.strip():
+                self._open = True
+                continue
+            if not self._open or "%|" not in part:
+                continue  # text (a flushed dict) after the clear: the redraw comes later
+            bar = parse_bar(strip_ray_prefix(strip_ansi(part)), 0)
+            if bar is not None:
+                self._open = False
+                if not bar.desc:
+                    out.append((bar.n, bar.total))
+        return out
 
 
 def _looks_like_trainer_dict(printed: PrintedDict) -> bool:
