@@ -19,3 +19,17 @@ def verl_log(prefix: str) -> Path:
 def all_verl_logs() -> list[Path]:
     """Every log in the corpus."""
     return sorted(VERL_LOGS.glob("*.log"))
+
+KIN_LOGS = REPO / "tests" / "fixtures" / "logs" / "kin"
+
+
+def kin_log(name: str) -> Path:
+    """A sample of the kin trainers' corpus (tests/fixtures/logs/kin) by file name."""
+    path = KIN_LOGS / name
+    assert path.is_file(), f"no kin sample {name!r}"
+    return path
+
+
+def all_kin_logs() -> list[Path]:
+    """Every log of the kin corpus."""
+    return sorted(KIN_LOGS.glob("*.log"))
