@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.corpus import KIN_LOGS, all_kin_logs, kin_log, verl_log
+from tests.corpus import KIN_LOGS, all_kin_logs, kin_log, rlwatch_key, verl_log
 from tui.model.run_model import RunModel
 from tui.parsers.kin import nemo_rl
 from tui.parsers.log_scanner import LogScanner
@@ -37,17 +37,6 @@ def state(model: RunModel) -> str:
     if judge_failures(model).cause is not None:
         return "crashed"
     return "running"
-
-
-def rlwatch_key(fmt: str, printed: str) -> str:
-    """The key rlwatch stores for a key as the trainer printed it."""
-    if fmt != "nemo-rl-blocks":
-        return printed
-    if printed in nemo_rl._VALIDATION_KEYS:
-        return nemo_rl._VALIDATION_KEYS[printed]
-    if printed == "Total step time":
-        return "timing/train/total_step_time"
-    return nemo_rl._TRAIN_KEYS[printed]
 
 
 def test_every_sample_has_an_expectation_and_a_manifest_row():
