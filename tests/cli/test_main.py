@@ -36,3 +36,29 @@ def test_help_imports_no_heavy_library():
 
 def test_check_imports_no_ui_library():
     assert packages_loaded_by("from tui.cli.check import run_check", HEAVY) == []
+
+
+def test_options_before_the_target_are_taken_as_argparse_users_expect(tmp_path):
+    """``rlwatch --theme rlwatch-light /runs/cola`` failed with ``invalid choice``; options go
+    anywhere, before the command, between it and the target, or after."""
+    from tests.corpus import verl_log
+
+    log = verl_log("036")
+    assert run("--log", str(log), "check", str(tmp_path)).returncode == 2  # loss-nan: critical
+    assert run("--json", "check", str(log)).stdout.startswith("{")
+    assert run("check", "--json", str(log)).stdout.startswith("{")
+    # The dashboard's options before its target reach it (an unknown theme is said on stderr, with
+    # the target then unreadable: exit 3 rather than argparse's 2 with "invalid choice").
+    done = run("--theme", "rlwatch-light", "--accept-new-host-key", str(tmp_path / "missing"))
+    assert "invalid choice" not in done.stderr and done.returncode == 3
+
+
+def test_command_first_moves_the_command_and_reads_targets_as_watch():
+    from tui.cli.main import _command_first, build_parser
+
+    parser = build_parser()
+    assert _command_first(parser, ["--theme", "t", "/r"]) == ["watch", "--theme", "t", "/r"]
+    assert _command_first(parser, ["--log", "check", "report", "/r"]) == [
+        "report", "--log", "check", "/r"]  # a value that reads like a command stays a value
+    assert _command_first(parser, ["--help"]) == ["--help"]
+    assert _command_first(parser, ["/r", "--gpus", "h"]) == ["watch", "/r", "--gpus", "h"]

@@ -137,13 +137,42 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr = stderr
 
 
+def _command_first(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """The arguments with the command first, as argparse's sub-commands need it.
+
+    Users type options anywhere, as with any argparse tool: ``rlwatch --theme
+    rlwatch-light /runs/cola`` and ``rlwatch --log grpo.log check /runs/cola``
+    as much as after the target. The first word that is neither an option nor
+    an option's value is the command, moved to the front, or a target, which
+    means ``watch``. With none (``--help``, ``--version``) nothing changes.
+    """
+    commands = next(action for action in parser._actions
+                    if isinstance(action, argparse._SubParsersAction))
+    takes_value = {option for sub in commands.choices.values() for action in sub._actions
+                   if action.nargs != 0 for option in action.option_strings}
+    at, skip = None, False
+    for index, word in enumerate(args):
+        if skip:
+            skip = False
+        elif word == "--":
+            at = index + 1 if index + 1 < len(args) else None
+            break
+        elif word.startswith("-") and word != "-":
+            skip = word in takes_value  # ``--log FILE``; ``--log=FILE`` is one word
+        else:
+            at = index
+            break
+    if at is None:
+        return args
+    if args[at] in commands.choices:
+        return [args[at], *args[:at], *args[at + 1:]]
+    return ["watch", *args]  # ``rlwatch PATH`` means ``rlwatch watch PATH``
+
+
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    known = {"watch", "check", "demo", "rules", "report", "export", "status"}
-    if args_list and args_list[0] not in known and not args_list[0].startswith("-"):
-        args_list.insert(0, "watch")  # ``rlwatch PATH`` means ``rlwatch watch PATH``
-    args = parser.parse_args(args_list)
+    args = parser.parse_args(_command_first(parser, args_list))
     if args.command is None:
         parser.print_help()
         return 0
