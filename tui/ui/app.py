@@ -64,12 +64,19 @@ class RlwatchApp(App[None]):
     COMMANDS = App.COMMANDS | {RunCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="quit rlwatch (the run itself is not touched)"),
+        # Textual's own ctrl+q, described in rlwatch's words (its default text spoke of
+        # "the app" and "the command prompt").
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True,
+                tooltip="quit rlwatch (the run itself is not touched)"),
         Binding("question_mark", "help", "Help", key_display="?",
                 tooltip="show the keys of this screen"),
         Binding("s", "steps", "Steps", tooltip="every step, newest first; enter opens one"),
         Binding("f", "findings", "Findings", tooltip="every finding of the health rules, newest first"),
         Binding("r", "report", "Report", tooltip="the end-of-run report of this run"),
         Binding("p", "processes", "Procs", tooltip="which processes hold each GPU/NPU"),
+        # Textual adds its palette key with its own words unless the app names one.
+        Binding("ctrl+p", "command_palette", "find", show=False, priority=True,
+                tooltip="find any screen, metric or step by name"),
         Binding("t", "cycle_theme", "Theme", show=False,
                 tooltip="the next colour theme (remembered for the next start)"),
     ]

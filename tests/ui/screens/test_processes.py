@@ -123,7 +123,7 @@ async def test_help_lists_the_screens_keys_and_how_to_read_it(tmp_path, monkeypa
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
         keys = text_of(app.screen.query_one("#keys"))
-        assert "back to the dashboard" in keys and "quit rlwatch" in keys
+        assert "back to the previous screen" in keys and "quit rlwatch" in keys
         assert IDLE in text_of(app.screen.query_one("#guide"))
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcessesScreen), "the processes again")

@@ -27,7 +27,7 @@ async def test_the_dashboard_bar_lists_its_keys_and_the_palette_at_the_right(tmp
         text = bar_text(app)
         for item in ("c Chart", "q Quit", "? Help", "s Steps", "f Findings", "r Report", "p Procs"):
             assert item in text
-        assert text.rstrip().endswith("^p palette")
+        assert text.rstrip().endswith("^p find")
         assert len(text) == 100
 
 
@@ -62,3 +62,19 @@ async def test_an_80_column_screen_keeps_quit_and_help_in_view(tmp_path):
         await pilot.pause()
         text = bar_text(app)
         assert "q Quit" in text and "? Help" in text and len(text) == 80
+
+
+async def test_at_80_columns_keys_are_dropped_whole_and_help_stays(tmp_path):
+    """The step detail's bar ended in ``d Dum``: an item is shown whole or not at all, and
+    ``?`` (which lists every key) is always there."""
+    app = app_on(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        text = bar_text(app)
+        assert "? Help" in text and "d Dumps" in text and "[ Prev" in text
+        shown = {word for word in text.split()}
+        assert not {"Dum", "Repor", "F"} & shown

@@ -29,6 +29,7 @@ from tui.rules.findings import CRITICAL
 from tui.ui.format import format_exact
 from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.run_context import RunContext, run_context
+from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.widgets.key_bar import KeyBar
 
 # How often a chart of a live run looks for new points.
@@ -86,6 +87,7 @@ class ChartScreen(Screen[None]):
         Binding("end", "end(-1)", "Last", show=False,
                 tooltip="cursor to the newest point (and follow new ones)"),
         Binding("enter", "open_step", "Open step", tooltip="the detail of the step under the cursor"),
+        Binding("g", "go_to", "Go to", tooltip="ask for a step number and put the cursor there"),
     ]
     GUIDE = (
         "The whole run, each column the lowest and highest value of its steps, so no spike "
@@ -148,6 +150,15 @@ class ChartScreen(Screen[None]):
         if steps:
             self.step = steps[max(0, min(index, len(steps) - 1))]
             self._draw()
+
+    def action_go_to(self) -> None:
+        self.app.push_screen(GoToStepScreen(run_context(self).model.last_step), self._go_to)
+
+    def _go_to(self, step: int | None) -> None:
+        steps, _ = self._points()
+        landed = None if step is None else landing_step(steps, step)
+        if landed is not None:
+            self._move_to(bisect_left(steps, landed))
 
     def action_open_step(self) -> None:
         index = self._cursor()

@@ -16,6 +16,11 @@ from tui.ui.run_context import run_context
 from tui.ui.widgets.key_bar import KeyBar
 
 
+# The "why" cell is cut here (the line under the table holds it whole), so a crash's
+# long exception line does not push the other columns off an 80-column screen.
+WHY_WIDTH = 28
+
+
 class FindingsScreen(Screen[None]):
     """A table of grouped findings; enter opens where one happened, escape goes back.
 
@@ -54,7 +59,10 @@ class FindingsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("state", "rule", "metric", "steps", "count", "latest")
+        # What matters first: the state, the rule and why it broke; the metric key, the
+        # longest and the one the rule already implies, last (at 80 columns "latest" was
+        # cut to "above 0.0" for a 0.03 threshold).
+        table.add_columns("state", "rule", "why (latest)", "steps", "count", "metric")
         for finding in self.findings:
             steps = ("" if finding.first_step is None else f"{finding.first_step}"
                      if finding.first_step == finding.last_step
@@ -62,9 +70,10 @@ class FindingsScreen(Screen[None]):
             # rich Text cells: DataTable sizes its columns from them (log text stays literal).
             style = "bold red" if finding.severity == CRITICAL else "yellow"
             # safe_text: a metric key or a crash line may hold escape sequences; shown, inert.
+            why = finding.exception or finding.reason or finding.message[:60]
             table.add_row(Text(STATE_MARK[finding.severity], style=style), Text(safe_text(finding.rule)),
-                          Text(safe_text(finding.metric or "")), steps, str(finding.count),
-                          Text(safe_text(finding.exception or finding.reason or finding.message[:60])))
+                          Text(safe_text(why[:WHY_WIDTH - 1] + "…" if len(why) > WHY_WIDTH else why)),
+                          steps, str(finding.count), Text(safe_text(finding.metric or "")))
         if not self.findings:
             self.query_one("#detail", Static).update(Content("No findings: every rule holds."))
         else:

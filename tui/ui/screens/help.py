@@ -6,20 +6,29 @@ the keys actually do.
 
 from __future__ import annotations
 
+import textwrap
+
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 PANEL_GUIDE = (
-    "Each panel: the latest value, its change since the previous point (Δ), "
-    "the run's min and max, and a sparkline of the whole run, one column per "
-    "bucket of steps with every spike kept. The metric key it reads is at the "
-    "bottom right, with @step when that value is older than the newest step "
-    "(validation runs every few steps)."
+    "The header: the run, its step of the total, s/it, ETA, how long ago the last step "
+    "came, and the verdict of the health rules (w opens what it names: a crash's "
+    "traceback, else the worst finding's step). Each panel: the latest value, its change "
+    "since the previous point (Δ), the run's min and max, and a sparkline of the whole run, "
+    "one column per bucket of steps with every spike kept. The metric key it reads is at "
+    "the bottom right, with @step when that value is older than the newest step "
+    "(validation runs every few steps). A panel whose metric breaks a rule now is titled "
+    "with the state in words."
 )
+
+
+# The help box's text width: its 64 columns less border and padding.
+HELP_TEXT_WIDTH = 58
 
 
 class HelpScreen(ModalScreen[None]):
@@ -38,7 +47,7 @@ class HelpScreen(ModalScreen[None]):
         align: center middle;
         background: $background;
     }
-    HelpScreen > Vertical {
+    HelpScreen > VerticalScroll {
         width: 64;
         max-width: 100%;
         height: auto;
@@ -62,8 +71,11 @@ class HelpScreen(ModalScreen[None]):
         self.guide = guide
 
     def compose(self) -> ComposeResult:
-        with Vertical() as box:
+        # Scrolls (arrows, page keys) where the screen is shorter than the help: at 80×24
+        # the dashboard's guide used to stop mid-sentence.
+        with VerticalScroll() as box:
             box.border_title = "rlwatch keys"
+            box.border_subtitle = "esc close  ↑↓ scroll"
             yield Static(self._key_table(), id="keys")
             if self.guide:
                 yield Static(Content(self.guide), id="guide")
@@ -80,6 +92,11 @@ class HelpScreen(ModalScreen[None]):
                     keys.append(display)
         rows = [("/".join(keys), description) for (_, description), keys in grouped.items()]
         width = max(len(key) for key, _ in rows)
-        return Content("\n").join(
-            Content.assemble((key.ljust(width), "bold $accent"), "   ", description)
-            for key, description in rows)
+        # Descriptions wrap under themselves, not under the keys.
+        room = max(20, HELP_TEXT_WIDTH - width - 3)
+        lines = []
+        for key, description in rows:
+            wrapped = textwrap.wrap(description, room) or [""]
+            lines.append(Content.assemble((key.ljust(width), "bold $accent"), "   ", wrapped[0]))
+            lines.extend(Content(" " * (width + 3) + more) for more in wrapped[1:])
+        return Content("\n").join(lines)

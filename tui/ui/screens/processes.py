@@ -63,7 +63,7 @@ def failing_hosts(status: dict[str, HostStatus]) -> list[str]:
 class ProcessesScreen(Screen[None]):
     """One row per process on a device (or per idle device); escape goes back."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", tooltip="back to the dashboard")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen")]
     GUIDE = ("A row per process holding a GPU/NPU, from each host's latest reading (nvidia-smi "
              "lists processes every 10 s, npu-smi and NVML with each reading); a device nothing "
              f"holds says \"{IDLE}\". Memory is what the process holds on that device "

@@ -15,7 +15,12 @@ from tui.ui.widgets.key_bar import KeyBar
 class ReportScreen(Screen[None]):
     """Shows the report text, literally (it holds log text), in a scrollable view."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", tooltip="back to the dashboard")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen")]
+    GUIDE = (
+        "The same report as rlwatch report, for the run as it stands now: the verdict, the "
+        "final validation score, stability checks (PASS/FAIL with the reason), resources, "
+        "every finding, curves and samples. The arrows and page keys scroll."
+    )
     DEFAULT_CSS = """
     ReportScreen VerticalScroll { padding: 0 1; }
     """

@@ -52,9 +52,9 @@ class StepDetailScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
-        Binding("left_square_bracket", "neighbour(-1)", "Prev step", key_display="[",
+        Binding("left_square_bracket", "neighbour(-1)", "Prev", key_display="[",
                 tooltip="the previous step"),
-        Binding("right_square_bracket", "neighbour(1)", "Next step", key_display="]",
+        Binding("right_square_bracket", "neighbour(1)", "Next", key_display="]",
                 tooltip="the next step"),
         Binding("g", "go_to", "Go to", tooltip="ask for a step number and show that step"),
         Binding("c", "chart", "Chart", tooltip="the highlighted metric over the whole run"),

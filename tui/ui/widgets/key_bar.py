@@ -17,6 +17,10 @@ from textual.content import Content
 from textual.widget import Widget
 
 
+# The key that lists every key of a screen: always on the bar.
+HELP_KEY = "question_mark"
+
+
 class KeyBar(Widget, can_focus=False):
     """One row: `` key description `` for each shown binding of the screen, the command
     palette's key at the right. Clicking a key presses it."""
@@ -69,6 +73,7 @@ class KeyBar(Widget, can_focus=False):
                 if binding.key != palette]
         right = [(binding.key, self._item(binding, enabled)) for binding, enabled in items
                  if binding.key == palette]
+        left, right = self._fit(left, right, self.size.width)
         used = sum(part.cell_length for _, part in left + right)
         row = [*left, ("", Content(" " * max(0, self.size.width - used))), *right]
         self._spans = []
@@ -78,6 +83,31 @@ class KeyBar(Widget, can_focus=False):
                 self._spans.append((column, column + part.cell_length, key))
             column += part.cell_length
         return Content("").join(part for _, part in row)
+
+    @staticmethod
+    def _fit(left: list[tuple[str, Content]], right: list[tuple[str, Content]],
+             width: int) -> tuple[list[tuple[str, Content]], list[tuple[str, Content]]]:
+        """Whole items only, never one cut mid-word (``d Dum``): the palette's hint goes
+        first, then the keys from the end of the row (the app's, after the screen's own),
+        while ``?`` stays, since help lists every key of the screen."""
+        def length(items: list[tuple[str, Content]]) -> int:
+            return sum(part.cell_length for _, part in items)
+
+        if not width or length(left) + length(right) <= width:
+            return left, right
+        right = []
+        help_item = [item for item in left if item[0] == HELP_KEY]
+        kept: list[tuple[str, Content]] = []
+        room = width - length(help_item)
+        for item in left:
+            if item[0] == HELP_KEY:
+                kept.append(item)
+            elif item[1].cell_length <= room:
+                kept.append(item)
+                room -= item[1].cell_length
+            else:
+                room = 0  # keep the order: nothing after a dropped key
+        return kept, right
 
     def _items(self) -> list[tuple[Binding, bool]]:
         """The shown bindings of the screen, the first of each action, in order."""

@@ -15,6 +15,7 @@ from typing import Callable, Literal
 from rich.cells import cell_len
 from textual.content import Content
 from textual.message import Message
+from textual.timer import Timer
 from textual.widget import Widget
 
 from tui.model.aliases import STEP_TIME
@@ -37,6 +38,8 @@ _STATUS_STYLE: dict[StatusKind, tuple[str, str]] = {
 
 
 _HEALTH_STYLE = {CRITICAL: "$error", WARNING: "$warning", None: "$success"}
+# A healthy source event ("watching grpo.log") is shown this long, then its row is freed.
+OK_STATUS_SECONDS = 15.0
 
 
 @dataclass(slots=True)
@@ -97,12 +100,16 @@ class RunHeader(Widget):
         self.facts = RunFacts()
         self.status: tuple[str, StatusKind] | None = None
         self.health: tuple[str | None, str] | None = None
+        self._status_timer: Timer | None = None
+        self._clear_when_mounted = False
 
     class VerdictClicked(Message):
         """The header was clicked: show what its verdict names (the screen decides how)."""
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)
+        if self._clear_when_mounted:
+            self._status_timer = self.set_timer(OK_STATUS_SECONDS, self._clear_ok_status)
 
     def on_click(self) -> None:
         self.post_message(self.VerdictClicked())
@@ -118,16 +125,34 @@ class RunHeader(Widget):
         self.refresh()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
-        """Show a source event (a reset, a reconnect) until the next one replaces it."""
+        """Show a source event (a reset, a reconnect) until the next one replaces it; a
+        healthy one ("watching grpo.log", "connected") goes after OK_STATUS_SECONDS, so
+        it does not hold a row of a 24-row screen for the whole session."""
         self.status = (safe_text(text), kind)  # may quote an SSH server, a hook, the log
         self.refresh(layout=True)  # the status line may add or remove header rows
+        if self._status_timer is not None:
+            self._status_timer.stop()
+            self._status_timer = None
+        if kind == "ok" and self.is_attached:
+            self._status_timer = self.set_timer(OK_STATUS_SECONDS, self._clear_ok_status)
+        elif kind == "ok":
+            self._clear_when_mounted = True
+
+    def _clear_ok_status(self) -> None:
+        self._status_timer = None
+        if self.status is not None and self.status[1] == "ok":
+            self.status = None
+            self.refresh(layout=True)
 
     def render(self) -> Content:
         lines = [self._title_line(), self._progress_line()]
         if self.status is not None:
             text, kind = self.status
             mark, style = _STATUS_STYLE[kind]
-            lines.append(Content.assemble((f"{mark} ", style), (text, style)))
+            # One row, cut at the width: a long note (which log was chosen, a reconnect's
+            # error) must not push the panels down for the whole session.
+            line = Content.assemble((f"{mark} ", style), (text, style))
+            lines.append(line.truncate(max(1, self.size.width - 2), ellipsis=True))
         return Content("\n").join(lines)
 
     def _title_line(self) -> Content:
@@ -136,30 +161,41 @@ class RunHeader(Widget):
         return Content.assemble(prefix, (label, "$text"))
 
     def _progress_line(self) -> Content:
+        """One row whatever the width: the fields that do not fit are dropped, least
+        telling first (elapsed, s/it, ETA, the time since the last step, the step), and
+        the verdict, which is never dropped, is cut at the end as a last resort."""
         facts = self.facts
-        parts: list[Content] = []
+        parts: list[tuple[int, Content]] = []  # (keep priority: higher is dropped later, field)
         if facts.last_step is None:
-            parts.append(Content.styled("waiting for the first step…", "$text-muted"))
+            parts.append((5, Content.styled("waiting for the first step…", "$text-muted")))
         else:
             total = f"/{facts.total_steps}" if facts.total_steps else ""
-            parts.append(_field("step", f"{facts.last_step}{total}"))
+            parts.append((5, _field("step", f"{facts.last_step}{total}")))
         if facts.sec_per_it is not None:
-            parts.append(_field("s/it", format_number(facts.sec_per_it), after=True))
+            parts.append((2, _field("s/it", format_number(facts.sec_per_it), after=True)))
         if facts.finished:
-            parts.append(Content.styled("finished", "bold $success"))
+            parts.append((3, Content.styled("finished", "bold $success")))
         elif facts.eta_s is not None:
-            parts.append(_field("ETA", format_duration(facts.eta_s)))
+            parts.append((3, _field("ETA", format_duration(facts.eta_s))))
         if facts.elapsed_s is not None:
             prefix = "≈" if facts.elapsed_estimated else ""
-            parts.append(_field("elapsed", prefix + format_duration(facts.elapsed_s)))
+            parts.append((1, _field("elapsed", prefix + format_duration(facts.elapsed_s))))
         if facts.last_step_at is not None:
             ago = max(0.0, self.clock() - facts.last_step_at)
-            parts.append(_field("last step", format_duration(ago) + " ago"))
+            parts.append((4, _field("last step", format_duration(ago) + " ago")))
         if self.health is not None:
             severity, text = self.health
             style = _HEALTH_STYLE[severity]
-            parts.append(Content.assemble((STATE_MARK[severity], f"bold {style}"), " ", (text, style)))
-        return Content("  ").join(parts)
+            parts.append((9, Content.assemble((STATE_MARK[severity], f"bold {style}"), " ",
+                                              (text, style))))
+        width = max(1, self.size.width - 2) if self.size.width else 10_000
+        while len(parts) > 1 and sum(part.cell_length + 2 for _, part in parts) - 2 > width:
+            lowest = min(range(len(parts) - 1), key=lambda at: parts[at][0])
+            if parts[lowest][0] >= 5 and parts[-1][0] == 9:
+                break  # the step stays beside the verdict; the verdict is cut instead
+            del parts[lowest]
+        line = Content("  ").join(part for _, part in parts)
+        return line.truncate(width, ellipsis=True)
 
 
 def _keep_end(text: str, width: int) -> str:

@@ -1,0 +1,55 @@
+"""80×24 first: what each screen drops when narrow, measured at 80×24 on real logs.
+
+The verdict and the state words go last of all: the header keeps ``✖ CRIT
+stalled`` on its one progress row (no wrap pushing the panels down), the
+findings keep the reason whole, the steps table keeps its rules column.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from tests.ui.test_dashboard import open_app, text_of, wait_for
+from tests.ui.test_drilldown import first_steps
+from tui.ui.screens.findings import FindingsScreen
+from tui.ui.widgets.run_header import RunHeader
+
+
+async def test_a_stalled_run_keeps_its_verdict_on_one_header_row(tmp_path):
+    log = first_steps(tmp_path, 40)
+    hours_ago = time.time() - 2 * 3600
+    os.utime(log, (hours_ago, hours_ago))  # no new step for two hours: stalled
+    app = open_app(log)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: "CRIT" in text_of(app.dashboard.header), "the verdict",
+                       timeout=15)
+        header = app.dashboard.query_one(RunHeader)
+        rows = text_of(header).splitlines()
+        assert "✖ CRIT" in rows[1] and "stalled" in rows[1] and "step 40" in rows[1]
+        assert header.region.height <= 3 and app.dashboard.grid.region.y == header.region.bottom
+
+
+async def test_the_watching_note_gives_its_row_back(tmp_path):
+    log = first_steps(tmp_path, 3)
+    app = open_app(log)
+    app.note = "watching " + "a/very/long/path/" * 10 + "grpo.log"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        header = app.dashboard.header
+        assert header.region.height == 3  # one row for the note, cut, never wrapped
+        header._clear_ok_status()  # what the timer does after OK_STATUS_SECONDS
+        await pilot.pause(0.1)
+        assert header.region.height == 2
+
+
+async def test_findings_keep_the_reason_whole_at_80_columns(tmp_path):
+    app = open_app(first_steps(tmp_path, 40))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: any(f.rule == "kl-high" for f in app.findings), "kl-high",
+                       timeout=15)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, FindingsScreen), "the findings")
+        await pilot.pause(0.2)
+        table = text_of(app.screen.query_one("DataTable"))
+        assert "above 0.03" in table and "kl-high" in table
