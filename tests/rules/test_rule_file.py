@@ -66,7 +66,9 @@ def test_rules_command_prints_the_active_rules(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert "kl-high  [warning, band, high=0.05]" in done.stdout
-    assert "source: 000" in done.stdout and str(override) in done.stdout
+    # Sources by their public titles, never this project's own numbering ("seed 000").
+    assert "an RL evaluation checklist for verl" in done.stdout and str(override) in done.stdout
+    assert "seed" not in done.stdout.lower() and "source: 000" not in done.stdout
 
 
 def test_rules_command_reports_a_broken_file_in_one_line(tmp_path):

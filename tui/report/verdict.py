@@ -114,7 +114,7 @@ def _task(model: RunModel, samples: list[Sample], target: float | None,
             f"final validation {key}", final,
             f"≥ {target:g}" if target is not None else "no target given (--target)",
             None if target is None or final is None else final >= target,
-            "Seed 000: the task is reached when the final validation score meets its threshold "
+            "The task is reached when the final validation score meets its threshold "
             "(e.g. GSM8K ≥ 0.55)."))
     scored = rollout_scores or [s.score for s in samples if s.score is not None]
     if scored:
@@ -122,13 +122,13 @@ def _task(model: RunModel, samples: list[Sample], target: float | None,
         origin = "last rollout dump" if rollout_scores else "printed/dumped validation samples"
         checks.append(Check(f"share of positive rewards ({len(scored)} samples, {origin})", share,
                             "high (→ 100%)",
-                            None, "Seed 000: the share of positive rewards should grow towards 100%."))
+                            None, "The share of positive rewards should grow towards 100%."))
     else:
         reward, key = model.series_for(TRAIN_REWARD)
         final = _last(reward)
         checks.append(Check(f"final train reward ({key})", final, "rising; = share of positive "
                             "rewards when rewards are 0/1", None,
-                            "Seed 000: the final train reward mean should reach the task threshold; "
+                            "The final train reward mean should reach the task threshold; "
                             "no per-sample scores were printed or dumped to count positive ones."))
     return checks
 
@@ -141,28 +141,28 @@ def _stability(model: RunModel) -> list[Check]:
     loss_mean, kl_mean, kl_values = _mean(loss), _mean(kl), _finite(kl)
     return [
         Check("policy loss mean", loss_mean, "within ±0.05", _within(loss_mean, -0.05, 0.05),
-              "Seed 000: the policy loss settles near 0 (±0.05) when updates have converged."),
+              "The policy loss settles near 0 (±0.05) when updates have converged."),
         Check("final entropy", _last(entropy), "0.2–0.5", _within(_last(entropy), 0.2, 0.5),
-              "Seed 000: entropy ends between 0.2 and 0.5 — exploring and exploiting in balance."),
+              "Entropy ends between 0.2 and 0.5 — exploring and exploiting in balance."),
         Check("KL loss mean", kl_mean, "0.005–0.02", _within(kl_mean, 0.005, 0.02),
-              "Seed 000: a KL mean in 0.005–0.02 means updates stayed controlled."),
+              "A KL mean in 0.005–0.02 means updates stayed controlled."),
         Check("KL loss max", max(kl_values) if kl_values else None, "never above 0.03",
               None if not kl_values else max(kl_values) <= 0.03,
-              "Seed 000: KL above 0.03 at any step risks a collapse of the update."),
+              "KL above 0.03 at any step risks a collapse of the update."),
         Check("grad norm mean", _mean(grad), "< 0.8", None if grad is None or _mean(grad) is None
-              else _mean(grad) < 0.8, "Seed 000: a grad-norm mean under 0.8 means training stayed stable."),
+              else _mean(grad) < 0.8, "A grad-norm mean under 0.8 means training stayed stable."),
     ]
 
 
 def _utilisation(readings: list[float] | None) -> list[Check]:
-    """Seed 000: mean accelerator utilisation over the run, > 70% good, < 30% poor."""
+    """Mean accelerator utilisation over the run, > 70% good, < 30% poor."""
     if not readings:
         return [Check("mean accelerator utilisation, %", None, "> 70 (sampled by the dashboard)",
-                      None, "Seed 000: > 70% means the hardware is used well, < 30% poor.")]
+                      None, "Above 70% means the hardware is used well, below 30% poor.")]
     mean = statistics.fmean(readings)
     return [Check(f"mean accelerator utilisation ({len(readings)} readings), %", mean, "> 70",
                   True if mean > 70 else False if mean < 30 else None,
-                  "Seed 000: > 70% means the hardware is used well, < 30% poor.")]
+                  "Above 70% means the hardware is used well, below 30% poor.")]
 
 
 def _resources(model: RunModel) -> list[Check]:
@@ -171,15 +171,15 @@ def _resources(model: RunModel) -> list[Check]:
     checks = [
         Check("total time (sum of step times), s", sum(times) if times else None,
               "what you planned", None,
-              "Seed 000: compare the total training time with what was planned."),
+              "Compare the total training time with what was planned."),
         Check("mean s/it", statistics.fmean(times) if times else None, "reasonable for the model", None,
-              "Seed 000: the mean step time should be reasonable for the model and hardware."),
+              "The mean step time should be reasonable for the model and hardware."),
         Check("s/it spread (standard deviation)", statistics.pstdev(times) if len(times) > 1 else None,
-              "small; no 3× swings", None, "Seeds 000/003: step time should not swing 3× or keep rising."),
+              "small; no 3× swings", None, "Step time should not swing 3× or keep rising."),
     ]
     memory_key = next((key for key in MEMORY_KEYS if key in model.series), None)
     peak = max(_finite(model.series[memory_key]), default=None) if memory_key else None
     checks.append(Check(f"peak memory ({memory_key or 'not logged'}), GB", peak,
                         "below the device limit", None,
-                        "Seed 000: the peak memory must stay under the device's limit (no OOM risk)."))
+                        "The peak memory must stay under the device's limit (no OOM risk)."))
     return checks
