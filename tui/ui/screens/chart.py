@@ -19,7 +19,6 @@ from textual.binding import Binding
 from textual.color import Color
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Static
 from textual_plotext import Plot, PlotextPlot
 
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
@@ -31,6 +30,7 @@ from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.widgets.key_bar import KeyBar
+from tui.ui.widgets.title_bar import TitleBar
 
 # How often a chart of a live run looks for new points.
 FOLLOW_SECONDS = 1.0
@@ -95,8 +95,6 @@ class ChartScreen(Screen[None]):
         "● validation points; ◆ the cursor's step."
     )
     DEFAULT_CSS = """
-    ChartScreen #title { padding: 0 1; background: $panel; height: 1; text-wrap: nowrap;
-                         text-overflow: ellipsis; }
     ChartScreen PlotextPlot { height: 1fr; }
     """
 
@@ -107,7 +105,7 @@ class ChartScreen(Screen[None]):
         self._drawn: tuple | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="title")
+        yield TitleBar()
         yield PlotextPlot()
         yield KeyBar()
 
@@ -177,7 +175,7 @@ class ChartScreen(Screen[None]):
         if signature == self._drawn:
             return
         self._drawn = signature
-        self.query_one("#title", Static).update(self._title(index))
+        self.query_one(TitleBar).update(self._title(index))
         plt = plot.plt
         plt.clear_data()
         plt.xlabel("step")

@@ -14,6 +14,7 @@ from tui.rules.findings import CRITICAL, Finding
 from tui.ui.health import STATE_MARK, worst_finding
 from tui.ui.run_context import run_context
 from tui.ui.widgets.key_bar import KeyBar
+from tui.ui.widgets.title_bar import TitleBar
 
 
 # The "why" cell is cut here (the line under the table holds it whole), so a crash's
@@ -40,7 +41,6 @@ class FindingsScreen(Screen[None]):
         "latest step. The line under the table is the highlighted finding in full."
     )
     DEFAULT_CSS = """
-    FindingsScreen #title { padding: 0 1; background: $panel; }
     FindingsScreen DataTable { height: 1fr; }
     FindingsScreen #detail { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
     """
@@ -51,8 +51,8 @@ class FindingsScreen(Screen[None]):
                                                         f.severity == CRITICAL), reverse=True)
 
     def compose(self) -> ComposeResult:
-        yield Static(Content.assemble(("Findings", "bold"), f"  {len(self.findings)} — newest first; "
-                                      "repeated hits of a rule are one row"), id="title")
+        yield TitleBar(Content.assemble(("Findings", "bold"), f"  {len(self.findings)} — newest first; "
+                                      "repeated hits of a rule are one row"))
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static(id="detail")
         yield KeyBar()

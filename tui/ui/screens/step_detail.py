@@ -28,6 +28,7 @@ from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.widgets.key_bar import KeyBar
+from tui.ui.widgets.title_bar import TitleBar
 from tui.ui.widgets.phase_bar import PhaseBar
 from tui.ui.widgets.step_dumps import StepDumps
 from tui.ui.widgets.step_log import StepLog
@@ -75,8 +76,6 @@ class StepDetailScreen(Screen[None]):
     # tabs sized to their content the screen itself scrolled to the focused table and
     # pushed the title off.
     DEFAULT_CSS = """
-    StepDetailScreen #title { padding: 0 1; background: $panel; height: 1; text-wrap: nowrap;
-                              text-overflow: ellipsis; }
     StepDetailScreen TabbedContent { height: 1fr; }
     StepDetailScreen ContentSwitcher { height: 1fr; }
     StepDetailScreen TabPane { padding: 0; height: 1fr; }
@@ -89,7 +88,7 @@ class StepDetailScreen(Screen[None]):
         self.step = step
 
     def compose(self) -> ComposeResult:
-        yield Static(id="title")
+        yield TitleBar()
         with TabbedContent(initial="metrics"):
             with TabPane("Metrics", id="metrics"):
                 with Vertical(id="metrics-pane"):
@@ -114,7 +113,7 @@ class StepDetailScreen(Screen[None]):
         metrics = {key: value for key, series in model.series.items()
                    if (value := series.value_at(step)) is not None}
         hits = hits_at(run.findings, step)
-        self.query_one("#title", Static).update(self._title(run, step, hits))
+        self.query_one(TitleBar).update(self._title(run, step, hits))
         self.query_one("#rules", Static).update(self._rules(run, step, hits))
         self.query_one(PhaseBar).show(metrics)
         self.query_one(StepMetrics).show_step(model, step)

@@ -6,11 +6,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from tui.ui.run_context import run_context
 from tui.ui.screens.goto_step import GoToStepScreen
 from tui.ui.widgets.key_bar import KeyBar
+from tui.ui.widgets.title_bar import TitleBar
 from tui.ui.widgets.step_table import StepTable
 
 # How often the table looks for new steps and findings: a check of two
@@ -46,13 +47,8 @@ class StepsScreen(Screen[None]):
         "follows new steps. The rules column names the worst rule the step broke "
         "(+N: how many more). An empty cell: the step did not log that metric."
     )
-    DEFAULT_CSS = """
-    StepsScreen #title { padding: 0 1; background: $panel; height: 1; text-wrap: nowrap;
-                         text-overflow: ellipsis; }
-    """
-
     def compose(self) -> ComposeResult:
-        yield Static(id="title")
+        yield TitleBar()
         yield StepTable(run_context(self).model)
         yield FilterInput(placeholder="filter: rule id, crit, warn, ok or a metric (empty: all)")
         yield KeyBar()
@@ -81,7 +77,7 @@ class StepsScreen(Screen[None]):
         else:
             state = Content.styled(f"on step {table.cursor_step} — home: follow new steps",
                                    "$warning")
-        self.query_one("#title", Static).update(
+        self.query_one(TitleBar).update(
             Content.assemble(("Steps", "bold"), "  ", what, "  ", state))
 
     def on_step_table_moved(self, event: StepTable.Moved) -> None:

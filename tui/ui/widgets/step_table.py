@@ -223,6 +223,12 @@ class StepTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor, animate=False)
         elif height > 0 and self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False)
+        else:
+            # Only the two rows the cursor left and reached change: repaint those lines
+            # (line 0 is the header), not the whole table, for j/k on a long run.
+            self.refresh_lines(before + 1)  # virtual lines: the header is line 0
+            self.refresh_lines(self.cursor + 1)
+            return
         self.refresh()
 
     def _body_height(self) -> int:

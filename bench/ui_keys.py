@@ -1,0 +1,121 @@
+"""Keypress to redrawn screen over the whole set of keys a user presses, at a real terminal.
+
+``ui_latency.py`` times ``?`` alone; a user walks the screens. This script
+types a loop of keys that goes through every screen and back to the
+dashboard — panel arrows, ``?``, ``s``, ``j``/``k``, ``enter``, ``[``/``]``,
+the step detail's tab keys, ``c`` and its arrows, ``f``, ``esc`` — on the real
+app in a child process on a pseudo-terminal (the same harness as
+``ui_latency.py``), each key timed from the write to the last byte of the
+redrawn screen. Keys are grouped as the targets are: navigation (≤ 50 ms
+p95) and opening or leaving a screen (≤ 100 ms p95).
+
+``esc`` is a lone ESC byte: a terminal app cannot tell it from the start of
+an escape sequence until ESCDELAY passes (Textual's default 100 ms; rlwatch
+sets 25 ms unless the user set one), so that wait is part of its figure.
+
+    python bench/ui_keys.py [STEPS] [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.table import Row  # noqa: E402
+from bench.ui_latency import SETTLE_S, Terminal, _run_app  # noqa: E402
+
+# (label, bytes typed, group): one loop through every screen, back on the dashboard.
+ESC = b"\x1b"
+LOOP: list[tuple[str, bytes, str]] = [
+    ("→ panel", b"\x1b[C", "nav"), ("← panel", b"\x1b[D", "nav"),
+    ("? help", b"?", "open"), ("? close", b"?", "open"),
+    ("s steps", b"s", "open"), ("j", b"j", "nav"), ("k", b"k", "nav"),
+    ("enter detail", b"\r", "open"), ("[", b"[", "nav"), ("]", b"]", "nav"),
+    ("l log tab", b"l", "nav"), ("m metrics tab", b"m", "nav"),
+    ("esc → steps", ESC, "open"), ("esc → dashboard", ESC, "open"),
+    ("c chart", b"c", "open"), ("→ cursor", b"\x1b[C", "nav"), ("← cursor", b"\x1b[D", "nav"),
+    ("esc → dashboard", ESC, "open"),
+    ("f findings", b"f", "open"), ("esc → dashboard", ESC, "open"),
+]
+
+
+def key_times(steps: int, rounds: int) -> dict[str, list[float]]:
+    """Latencies (s) of each key of LOOP, ``rounds`` times round."""
+    times: dict[str, list[float]] = {label: [] for label, _, _ in LOOP}
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "idle.log"
+        log.write_bytes(b"")
+        pid, fd = pty.fork()
+        if pid == 0:
+            try:
+                _run_app(steps, log)
+            finally:
+                os._exit(0)
+        terminal = Terminal(fd)
+        try:
+            if not terminal.wait_for_output(180):
+                raise RuntimeError("the app drew nothing")
+            terminal.read_until_quiet(quiet=3.0, limit=SETTLE_S)
+            for _ in range(rounds):
+                for label, key, _ in LOOP:
+                    for _attempt in range(5):
+                        if terminal.wait_for_output(1.2):  # the header's once-a-second redraw
+                            terminal.read_until_quiet()
+                        start = time.perf_counter()
+                        os.write(fd, key)
+                        end = terminal.read_until_quiet()
+                        if end is not None and end - start < 0.8:
+                            times[label].append(end - start)
+                            break
+                        # ran into another redraw (or drew nothing): the screen is where the key
+                        # took it all the same, so go on with the next key
+                        break
+        finally:
+            os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+            os.close(fd)
+    return times
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
+
+
+def rows(steps: int = 100_000, rounds: int = 5) -> list[Row]:
+    empty = key_times(0, rounds)
+    full = key_times(steps, rounds)
+    out = []
+    for group, target in (("nav", 0.050), ("open", 0.100)):
+        labels = [label for label, _, g in LOOP if g == group]
+        got = [t for label in labels for t in full[label]]
+        base = [t for label in labels for t in empty[label]]
+        what = ("navigation keys (arrows, j/k, [/], tab keys)" if group == "nav"
+                else "opening or leaving a screen (s, f, c, ?, enter, esc)")
+        out.append(Row(f"keypress → redrawn at the terminal, {what}, {steps:,} steps × 150 metrics, p95",
+                       f"{p95(got) * 1000:.0f} ms (median {statistics.median(got) * 1000:.0f} ms, "
+                       f"{len(got)} presses)",
+                       f"same keys on an empty run {p95(base) * 1000:.0f} ms", f"≤ {target * 1000:.0f} ms",
+                       p95(got) <= target))
+    return out
+
+
+if __name__ == "__main__":
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    full = key_times(steps, rounds)
+    for label, values in full.items():
+        if values:
+            print(f"{label:18} median {statistics.median(values) * 1000:6.0f} ms  "
+                  f"max {max(values) * 1000:6.0f} ms  n={len(values)}")
+    for group, target in (("nav", 50), ("open", 100)):
+        got = [t for label, _, g in LOOP if g == group for t in full[label]]
+        print(f"{group}: p95 {p95(got) * 1000:.0f} ms, median {statistics.median(got) * 1000:.0f} ms "
+              f"(target {target} ms)")
