@@ -30,7 +30,9 @@ def tensorboard_only(tmp_path: Path) -> Path:
     """A run directory as verl leaves it with trainer.logger=['tensorboard'] and no kept
     console: the resumed fixture (two event files) for proj/exp, and an older experiment."""
     run = tmp_path / "run"
-    shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp")
+    # copytree keeps the fixture's mtimes (when the checkout was made): written just now
+    # instead, as a live run's are, so "newest" does not depend on the checkout's age.
+    shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp", copy_function=shutil.copy)
     tensorboardx_run(run / "tensorboard_log" / "proj" / "older", range(3), age_s=3600)
     return run
 
@@ -170,7 +172,7 @@ def test_a_running_verl_snapshot_reads_its_jsonl_and_event_twin_together(tmp_pat
     assert str(jsonl) in done.stderr and str(events) in done.stderr
     assert result["run"]["log"] in (str(jsonl), str(events))
     records = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
-    assert result["run"]["last_step"] == records[-1]["step"] == 7
+    assert result["run"]["last_step"] == records[-1]["step"] == 6
     for key, value in records[-1]["data"].items():  # the JSONL's exact values win over float32
         if isinstance(value, float):
             assert result["latest"][key] == value, key
