@@ -1,0 +1,125 @@
+"""Snapshots of every screen at 80×24 and 200×50, in ASCII and NO_COLOR, so a layout change is
+seen in review.
+
+The real app on a real log (the first 40 steps of corpus run 032, then the
+CUDA OOM traceback of corpus log 018: a run that crashed after step 40),
+driven by keys through Textual's pilot. Each screen is written as an SVG the
+way the terminal would show it:
+
+* NO_COLOR: the app is started with ``NO_COLOR`` set, and the screen's lines
+  go through the app's own line filters (Textual applies them when writing to
+  the terminal, not in its screenshots), so the SVG is the monochrome screen;
+* ASCII: the same screen in colour with every character put through
+  ``to_ascii``, as ``--ascii`` does to every byte written to the terminal.
+
+What moves on its own is pinned: the header's clock (the time since the last
+step is read from a frozen clock against the log's fixed modification time),
+the run's label and name, and no accelerator is polled.
+
+A snapshot that differs fails the test and leaves ``NAME.new.svg`` beside
+``NAME.svg`` to open and compare; ``RLWATCH_UPDATE_SNAPSHOTS=1`` rewrites them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from rich.text import Text
+
+from tests.corpus import verl_log
+from tests.ui.test_dashboard import wait_for
+from tests.ui.test_drilldown import first_steps
+from tui.sources.local_file import LocalFile
+from tui.ui.app import RlwatchApp
+from tui.ui.glyphs import to_ascii
+from tui.ui.screens.chart import ChartScreen
+from tui.ui.screens.findings import FindingsScreen
+from tui.ui.screens.processes import ProcessesScreen
+from tui.ui.screens.step_detail import StepDetailScreen
+from tui.ui.screens.steps import StepsScreen
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+# The log's modification time, and "now" two minutes later.
+WRITTEN_AT = 1_790_000_000.0
+NOW = WRITTEN_AT + 120.0
+SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
+
+# screen name → (keys from the dashboard, the screen class to wait for)
+SCREENS = {
+    "dashboard": ((), None),
+    "steps": (("s",), StepsScreen),
+    "step_detail": (("s", "j", "enter"), StepDetailScreen),
+    "chart": (("c",), ChartScreen),
+    "findings": (("f",), FindingsScreen),
+    "processes": (("p",), ProcessesScreen),
+}
+
+
+def crashed_run(folder: Path) -> Path:
+    log = first_steps(folder, 40)
+    with log.open("ab") as out:
+        out.write(verl_log("018").read_bytes())
+    os.utime(log, (WRITTEN_AT, WRITTEN_AT))
+    return log
+
+
+def screen_svg(app: RlwatchApp, ascii_only: bool) -> str:
+    """The screen as the terminal shows it: the app's line filters applied (NO_COLOR's
+    monochrome), then, for ASCII, every character as ``--ascii`` writes it."""
+    width, height = app.size
+    update = app.screen._compositor.render_full_update()
+    background = app.screen.styles.background
+    console = Console(width=width, height=height, record=True, file=io.StringIO(),
+                      color_system="truecolor", force_terminal=True, legacy_windows=False)
+    for chops in update.strips:  # each line: the strips of its chops, left to right
+        line = Text()
+        for strip in chops:
+            for line_filter in app._filters:
+                strip = strip.apply_filter(line_filter, background)
+            for segment in strip:
+                line.append(segment.text, segment.style)
+        console.print(line, no_wrap=True, crop=True, overflow="crop")
+    svg = console.export_svg(title="rlwatch", unique_id="rlwatch")
+    return to_ascii(svg) if ascii_only else svg
+
+
+@pytest.mark.parametrize("variant", ["ascii", "no_color"])
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("screen", list(SCREENS))
+async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
+    if variant == "no_color":
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    app = RlwatchApp(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
+                     name="cola", watch_accelerators=False)
+    keys, screen_class = SCREENS[screen]
+    async with app.run_test(size=SIZES[size]) as pilot:
+        app.dashboard.header.clock = lambda: NOW
+        await wait_for(pilot, lambda: app.model.last_step == 40 and any(
+            f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
+            timeout=20)
+        await pilot.pause(0.3)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause(0.3)
+        if screen_class is not None:
+            await wait_for(pilot, lambda: isinstance(app.screen, screen_class), screen)
+        await pilot.pause(0.5)
+        svg = screen_svg(app, variant == "ascii")
+    name = f"{screen}_{size}_{variant}"
+    expected = SNAPSHOTS / f"{name}.svg"
+    fresh = SNAPSHOTS / f"{name}.new.svg"
+    if os.environ.get("RLWATCH_UPDATE_SNAPSHOTS") or not expected.exists():
+        expected.write_text(svg, encoding="utf-8")
+        fresh.unlink(missing_ok=True)
+        return
+    if svg != expected.read_text(encoding="utf-8"):
+        fresh.write_text(svg, encoding="utf-8")
+        raise AssertionError(f"{name} changed: compare {fresh} with {expected} "
+                             "(RLWATCH_UPDATE_SNAPSHOTS=1 accepts the new one)")
+    fresh.unlink(missing_ok=True)
