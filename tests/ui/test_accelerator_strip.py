@@ -18,6 +18,8 @@ async def test_the_run_hosts_gpus_appear_under_the_panels(tmp_path, monkeypatch)
         await wait_for(pilot, lambda: "H100" in text_of(strip), "the H100 line", timeout=15)
         line = text_of(strip)
         assert "util" in line and "100%" in line and "/79.6G" in line
+        # At 120 columns the device's whole name fits (it was cut at 18 characters).
+        assert "NVIDIA H100 80GB HBM3" in line
 
 
 async def test_a_host_without_tools_takes_no_room_on_screen(tmp_path, monkeypatch):

@@ -68,11 +68,17 @@ class AcceleratorStrip(Widget):
             used, total = sample.mem_used_mib, sample.mem_total_mib
             memory = ("–" if used is None else f"{used / 1024:.1f}") + "/" + (
                 "–" if total is None else f"{total / 1024:.1f}G")
-            lines.append(Content.assemble(
-                (f"{safe_text(device.host)}:{sample.index} ", "$text-muted"),
-                (f"{safe_text(sample.name)[:18]:<18} ", "bold"),
+            place = Content.styled(f"{safe_text(device.host)}:{sample.index} ", "$text-muted")
+            readings = Content.assemble(
                 ("util ", "$text-muted"), (spark, "$primary"), f" {_num(sample.util_pct, '%'):>4}  ",
-                ("mem ", "$text-muted"), f"{memory}  {_num(sample.temp_c, '°C')}  {_num(sample.power_w, 'W')}"))
+                ("mem ", "$text-muted"), f"{memory}  {_num(sample.temp_c, '°C')}  {_num(sample.power_w, 'W')}")
+            # The name gets what the line leaves (an H100's "NVIDIA H100 80GB HBM3" whole at
+            # 120 columns; it was cut at 18 characters whatever the width), at least 18.
+            room = max(18, self.size.width - 2 - place.cell_length - readings.cell_length - 1)
+            name = safe_text(sample.name)
+            name = name if len(name) <= room else name[:room - 1] + "…"
+            lines.append(Content.assemble(place, (f"{name:<{min(room, max(18, len(name)))}} ", "bold"),
+                                          readings))
         for host, status in sorted(self.history.status.items()):
             if not status.ok:
                 lines.append(Content.assemble((f"{safe_text(host)}: ", "$text-muted"),
