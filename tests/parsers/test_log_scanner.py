@@ -254,3 +254,20 @@ def test_written_step_lines_read_back_exactly(points, prefix):
     for s, v in points:
         expected[s] = {"m/x": v}
     assert steps_of(scan(data)) == expected
+
+
+def test_settle_reads_the_newest_bar_of_a_line_with_no_newline_yet():
+    """tqdm writes the newline only when its loop ends: the bar on screen now is in the held
+    last line, and the header's s/it and ETA lagged one bar behind it."""
+    from tui.parsers.records import ProgressRecord
+
+    scanner = LogScanner()
+    scanner.feed(b"step:1 - critic/score/mean:0.5\n"
+                 b"Training Progress:  10%|#         | 1/10 [01:05<09:45, 65.00s/it]"
+                 b"\rTraining Progress:  20%|##        | 2/10 [02:05<08:00, 60.00s/it]")
+    bars = [r for r in scanner.settle() if isinstance(r, ProgressRecord)]
+    assert bars and bars[-1].sec_per_it == 60.0 and bars[-1].eta_s == 480
+    # The line is not consumed: when its newline comes it is parsed whole.
+    assert scanner.consumed == len(b"step:1 - critic/score/mean:0.5\n")
+    whole = scanner.feed(b"\n")
+    assert [r.sec_per_it for r in whole if isinstance(r, ProgressRecord)] == [65.0, 60.0]

@@ -266,3 +266,16 @@ async def test_a_run_with_only_logger_files_fills_the_dashboard_and_follows_them
         await wait_for(pilot, lambda: shown_step(app) == "7", "step 7 from the followed JSONL")
         assert stats_text(app, "reward").split()[0] == "0.875"
         assert app.model.series["critic/score/mean"].value_at(7) == 0.875
+
+
+async def test_the_header_shows_the_newest_bar_before_its_newline(tmp_path):
+    """The header's s/it and ETA come from the bar on screen now, which tqdm has not ended
+    with a newline yet (they lagged one bar; ``check`` read it)."""
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_lines(2))
+                    + b"Training Progress:  10%|#         | 2/20 [02:10<19:30, 65.00s/it]"
+                    + b"\rTraining Progress:  15%|#5        | 3/20 [03:10<17:00, 60.00s/it]")
+    app = open_app(log)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: "60 s/it" in header_text(app), "the newest bar's s/it")
+        assert "17m00s" in header_text(app) or "17m" in header_text(app)

@@ -32,6 +32,9 @@ _TOTAL_STEPS = re.compile(r"Total training steps: (\d+)")
 # ``Find logs at:`` and run summary are printed on any exit, a crash too: they
 # say nothing about how the run ended.)
 _RUN_END = ("Final validation metrics",)
+# How much of a newline-less last line is looked at for its newest bar (a bar is
+# under 200 bytes; a line of many redraws keeps its newest at the end).
+_BAR_TAIL_BYTES = 4096
 
 # Every line any grammar could want contains one of these; all other lines
 # are skipped without being decoded.
@@ -100,7 +103,27 @@ class LogScanner:
         caught up the held line is parsed as it is. A last line without a
         newline still waits.
         """
-        return self._drain(final=False, settled=True)
+        return self._drain(final=False, settled=True) + self._newest_bar()
+
+    def _newest_bar(self) -> list[Record]:
+        """The newest tqdm bar of the last line, which has no newline yet.
+
+        tqdm redraws its bar with ``\r`` and writes the newline only when the
+        loop ends, so the bar a user sees now (the s/it and ETA the header
+        shows) sits in a line the scanner holds back; without this the header
+        lagged one bar, while ``check`` (which finishes the bytes) did not.
+        The line stays unconsumed: it is parsed whole, bars and all, once its
+        newline comes, and the newest bar read again then is the same one.
+        """
+        partial = self._buf[-_BAR_TAIL_BYTES:]
+        if b"\r" not in partial and b"it]" not in partial:
+            return []
+        for segment in reversed(clean_segments(decode(partial))):
+            if find_step(segment) is None:
+                bar = parse_bar(segment, self._buf_offset)
+                if bar is not None:
+                    return [bar]
+        return []
 
     def skip_to(self, offset: int) -> None:
         """Continue at ``offset``: the bytes before it were handled elsewhere (a remote grep)."""

@@ -79,7 +79,7 @@ async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, c
         lines = strip_lines(app)
         # npu-smi's AICore 0 % and HBM 61825/65536 MB; the H100 at full load, 17485/81559 MiB.
         assert [line.split(" util ")[0] for line in lines] == [
-            f"{npu}:0 910B4-1", f"{npu}:1 910B4-1", f"{gpu}:0 NVIDIA H100 80GB H"]
+            f"{npu}:0 910B4-1", f"{npu}:1 910B4-1", f"{gpu}:0 NVIDIA H100 80GB HBM3"]  # whole at 120 columns
         assert lines[0].endswith("0% mem 60.4/64.0G 40°C 78W")
         assert lines[1].endswith("0% mem 60.4/64.0G 41°C 78W")
         assert lines[2].endswith("100% mem 17.1/79.6G 63°C 697W")
