@@ -53,3 +53,20 @@ async def test_findings_keep_the_reason_whole_at_80_columns(tmp_path):
         await pilot.pause(0.2)
         table = text_of(app.screen.query_one("DataTable"))
         assert "above 0.03" in table and "kl-high" in table
+
+
+async def test_a_big_terminal_shows_more_panels_not_taller_blocks(tmp_path):
+    """200×50 and 120×40 bring the clip fraction, response clip ratio, throughput and
+    memory panels; 80×24 keeps the eight core panels."""
+    app = open_app(first_steps(tmp_path, 20))
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+        await pilot.pause(0.3)
+        shown = [panel.id for panel in app.dashboard.grid.shown_panels()]
+        assert len(shown) == 12 and "panel-clipfrac" in shown
+        clipfrac = app.dashboard.query_one("#panel-clipfrac")
+        await wait_for(pilot, lambda: "actor/pg_clipfrac" in text_of(clipfrac), "the clip fraction")
+        assert clipfrac.region.height <= 17
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.3)
+        assert len(app.dashboard.grid.shown_panels()) == 8

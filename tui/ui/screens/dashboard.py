@@ -43,6 +43,7 @@ class DashboardScreen(Screen):
         # Made here, not in compose, so a status can be shown before the screen is mounted.
         self.header = RunHeader(label)
         self.grid = MetricGrid(DASHBOARD_CONCEPTS)
+        self._findings: list[Finding] = []
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -58,16 +59,22 @@ class DashboardScreen(Screen):
         than after all eight. The header goes last, so its step number never
         runs ahead of the panels.
         """
-        for panel in self.grid.query(MetricPanel):
+        for panel in self.grid.shown_panels():
             panel.show(self.model)
             await asyncio.sleep(0)
         self.header.show(self.model)
 
     def show_findings(self, findings: list[Finding]) -> None:
         """Colour each panel by the findings active on its metric; the header gets the verdict."""
-        for panel in self.grid.query(MetricPanel):
+        self._findings = findings
+        for panel in self.grid.shown_panels():
             panel.show_health(active_on(findings, panel.key, panel.series))
         self.header.show_health(*run_state(findings))
+
+    async def on_metric_grid_grown(self, event: MetricGrid.Grown) -> None:
+        """The extra panels just came on screen: draw them now, not at the next step."""
+        await self.show_model()
+        self.show_findings(self._findings)
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Put a source event in the header's status area."""

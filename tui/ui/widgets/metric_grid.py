@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.widget import Widget
 
 from tui.model.aliases import Concept
@@ -19,6 +20,19 @@ from tui.ui.widgets.metric_panel import MetricPanel
 
 # From this width on, four panels side by side still leave each a readable numbers line.
 WIDE_COLUMNS_FROM = 150
+# A panel this tall shows its numbers and a sparkline of a few rows; a grid with room
+# for every panel at this height shows the extra panels rather than taller blocks.
+ROOMY_PANEL_ROWS = 6
+
+# Shown when the terminal has room (120×40, 200×50): what the checklist also asks to
+# watch, after the eight core panels. verl's own keys.
+EXTRA_CONCEPTS: tuple[Concept, ...] = (
+    Concept("clipfrac", "clip fraction", ("actor/pg_clipfrac",)),
+    Concept("response-clip", "response clip ratio", ("response_length/clip_ratio",)),
+    Concept("throughput", "throughput (tokens/s)", ("perf/throughput",)),
+    Concept("memory", "peak memory (GB)", ("perf/max_memory_allocated_gb",
+                                            "perf/max_memory_reserved_gb")),
+)
 
 
 def columns_for(width: int) -> int:
@@ -46,16 +60,26 @@ class MetricGrid(Widget):
     }
     """
 
-    def __init__(self, concepts: Iterable[Concept]) -> None:
+    def __init__(self, concepts: Iterable[Concept], extra: Iterable[Concept] = EXTRA_CONCEPTS) -> None:
         super().__init__()
         self.concepts = tuple(concepts)
+        self.extra = tuple(extra)
+        self.roomy = False
 
     def compose(self) -> ComposeResult:
         for concept in self.concepts:
             yield MetricPanel(concept, id=f"panel-{concept.id}")
+        for concept in self.extra:
+            panel = MetricPanel(concept, id=f"panel-{concept.id}")
+            panel.display = False
+            yield panel
+
+    def shown_panels(self) -> list[MetricPanel]:
+        """The panels on screen now (the extra ones only where there is room)."""
+        return [panel for panel in self.query(MetricPanel) if panel.display]
 
     def action_move(self, across: int, down: int) -> None:
-        panels = list(self.query(MetricPanel))
+        panels = self.shown_panels()
         focused = self.screen.focused
         at = panels.index(focused) if focused in panels else 0
         target = at + across + down * columns_for(self.size.width)
@@ -63,6 +87,20 @@ class MetricGrid(Widget):
             panels[target].focus()
 
     def on_resize(self, event: events.Resize) -> None:
+        """Columns by width; more height brings the extra panels, not taller sparklines
+        (at 200×50 the eight panels were twenty rows of solid blocks)."""
         columns = columns_for(event.size.width)
+        every = len(self.concepts) + len(self.extra)
+        roomy = event.size.height >= ROOMY_PANEL_ROWS * math.ceil(every / columns)
+        changed = roomy != self.roomy
+        self.roomy = roomy
+        for panel in list(self.query(MetricPanel))[len(self.concepts):]:
+            panel.display = roomy
+        shown = every if roomy else len(self.concepts)
         self.styles.grid_size_columns = columns
-        self.styles.grid_size_rows = math.ceil(len(self.concepts) / columns)
+        self.styles.grid_size_rows = math.ceil(shown / columns)
+        if changed and roomy:
+            self.post_message(self.Grown())
+
+    class Grown(Message):
+        """The extra panels came on screen: they need drawing."""

@@ -38,6 +38,8 @@ _STATUS_STYLE: dict[StatusKind, tuple[str, str]] = {
 
 
 _HEALTH_STYLE = {CRITICAL: "$error", WARNING: "$warning", None: "$success"}
+# The verdict's share of the progress row at most (a crash's exception line is long).
+VERDICT_MAX_CELLS = 72
 # A healthy source event ("watching grpo.log") is shown this long, then its row is freed.
 OK_STATUS_SECONDS = 15.0
 
@@ -186,8 +188,10 @@ class RunHeader(Widget):
         if self.health is not None:
             severity, text = self.health
             style = _HEALTH_STYLE[severity]
-            parts.append((9, Content.assemble((STATE_MARK[severity], f"bold {style}"), " ",
-                                              (text, style))))
+            # A crash's exception line can run to hundreds of characters: the header holds
+            # its start, the findings and ``w`` the whole of it, and the other fields stay.
+            verdict = Content.assemble((STATE_MARK[severity], f"bold {style}"), " ", (text, style))
+            parts.append((9, verdict.truncate(VERDICT_MAX_CELLS, ellipsis=True)))
         width = max(1, self.size.width - 2) if self.size.width else 10_000
         while len(parts) > 1 and sum(part.cell_length + 2 for _, part in parts) - 2 > width:
             lowest = min(range(len(parts) - 1), key=lambda at: parts[at][0])
