@@ -18,6 +18,11 @@ a finished run. What makes a crash is a failure the run did not go on after:
   a step or two follow it: Ray forwards its actors' output asynchronously,
   so the last step lines and verl's final print often land after the
   driver's traceback;
+* a traceback or Ray task error after the last step that the log goes on past
+  for more than ``WENT_ON_BYTES`` of ordinary output was lived through: the
+  process that printed it was still printing (a reward function's handled
+  error, a server's logged request error); whether the run is hung is then the
+  stall rule's call;
 * a failure after the last step whose exception the run has already gone on
   after twice or more (a reward function that raises every few samples) is
   taken as one more of those while the log grows; a hung run is caught by
@@ -45,6 +50,12 @@ from tui.parsers.incidents import (
 RECURRING = 2
 # How many step lines Ray may still forward after the driver has died.
 LATE_STEPS = 2
+# A process that kept printing this much after a traceback lived through it: a crash's
+# tail (other ranks' copies, Ray's teardown, wandb's summary, a job's re-printed last
+# logs) is a few tens of KiB at most, while verbose reward functions print that in seconds.
+WENT_ON_BYTES = 128 * 1024
+# Failures that say only that an exception was raised, not that a process died.
+_GENERIC = (TRACEBACK, RAY_ERROR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +88,10 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
             (faint if weak(failure.text) else fatal).append(failure)
         else:
             survived.append(failure)
+    if fatal and all(f.kind in _GENERIC and not _ended_the_driver(model, f) for f in fatal):
+        last_end = max(f.block.end if f.block is not None else f.offset + 1 for f in fatal)
+        if model.read_to - last_end > WENT_ON_BYTES:
+            survived, fatal = survived + fatal, []
     if not fatal:
         return Failures(None, (), tuple(survived + faint), tuple(after_end))
     # The first block that says why a process died, one with its exception line
