@@ -7,8 +7,9 @@ a finished run. What makes a crash is a failure the run did not go on after:
 * **crashed** — failure blocks after the last step line, and the run had not
   printed its own end before them. The cause named is the first block that
   says why a process died (out of memory, a collective timeout, a signal, a
-  kill), else the first block: later ones are usually other ranks and the
-  driver reporting the same death.
+  kill), else the first block that ends on an exception line, else the
+  first: later ones are usually other ranks and the driver reporting the
+  same death.
 * **survived** — a failure with steps after it (the run went on), after the
   run printed its own end (teardown), or one that says nothing fatal on its
   own (the raylet's "A worker died or was killed", printed for restarted
@@ -94,11 +95,12 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
             survived, fatal = survived + fatal, []
     if not fatal:
         return Failures(None, (), tuple(survived + faint), tuple(after_end))
-    # The first block that says why a process died, one with its exception line
-    # before one without; else the first block.
+    # The first block that says why a process died, else the first; one that ends
+    # on an exception line before one that does not (a Hydra header whose traceback
+    # Ray's forwarded lines cut off says less than the traceback after them).
     roots = [f for f in fatal if f.kind in ROOT_CAUSES]
-    cause = min(roots, key=lambda f: (CAUSE_ORDER.index(f.kind), f.block is None
-                                      or f.block.exception_offset is None)) if roots else fatal[0]
+    cause = min(roots or fatal, key=lambda f: (
+        CAUSE_ORDER.index(f.kind) if roots else 0, not _names_an_exception(f)))
     name = exception_name(cause.text)
     recurring = sum(1 for f in survived if exception_name(f.text) == name)
     if cause.kind not in (TRACEBACK, RAY_ERROR) or recurring < RECURRING:
@@ -118,3 +120,8 @@ def _ended_the_driver(model: RunModel, failure: Failure) -> bool:
 
 
 HYDRA_ERROR_TEXT = "Error executing job with overrides"
+
+
+def _names_an_exception(failure: Failure) -> bool:
+    """Its block was read and ends on a line that says what failed."""
+    return failure.block is not None and failure.block.exception_offset is not None
