@@ -1,0 +1,59 @@
+"""The screens as a user meets them in tmux, at 80×24 and 200×50: the installed command on a
+real run that crashed after step 40, keys sent as keystrokes, the pane read back."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from tests.e2e.test_tmux import rlwatch_env
+from tests.e2e.tmux_session import poll, tmux_session
+from tests.ui.test_snapshots import crashed_run
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+def on_screen(tmux, *words: str):
+    def check():
+        text = tmux.screen()
+        return text if all(word in text for word in words) else None
+    return check
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_a_crash_reads_in_two_keys_and_each_screen_names_itself(tmp_path, size):
+    log = crashed_run(tmp_path)
+    width, height = size
+    with tmux_session() as tmux:
+        # Options before the target, as argparse users type them.
+        tmux.start(["--theme", "rlwatch-light", str(log)], rlwatch_env(tmp_path), width, height)
+        screen = poll(on_screen(tmux, "step 40", "CRIT"), 20, "the dashboard judged")
+        rows = screen.splitlines()
+        assert len(rows) == height and "CRIT crashed" in rows[1]  # the verdict on one row
+        if width >= 200:
+            assert "clip fraction" in screen  # the room brings more panels
+        tmux.keys("f")
+        poll(on_screen(tmux, "Findings", "crash"), 10, "the findings")
+        tmux.keys("Enter")
+        screen = poll(on_screen(tmux, "after step 40", "▶ torch.OutOfMemoryError"), 10,
+                      "the traceback at its offset")
+        assert screen.splitlines()[0].lstrip().startswith("✖ CRIT crash")
+        tmux.keys("o")  # the step it followed
+        poll(lambda: tmux.lines()[0].lstrip().startswith("step 40 of 40"), 10, "step 40's detail")
+        tmux.keys("[")
+        poll(lambda: tmux.lines()[0].lstrip().startswith("step 39 of 40"), 10, "step 39")
+        for _ in range(3):  # one at a time: ESC and the next key in one read are alt+key
+            tmux.keys("Escape")
+            time.sleep(0.3)
+        poll(on_screen(tmux, "train reward", "w Why"), 10, "the dashboard again")
+        tmux.keys("w")
+        poll(on_screen(tmux, "▶ torch.OutOfMemoryError"), 10, "w: the crash")
+        tmux.keys("Escape")
+        poll(on_screen(tmux, "train reward"), 10, "back on the dashboard")
+        tmux.keys("q")
+        poll(on_screen(tmux, "rlwatch-exited=0"), 10, "rlwatch to exit")
