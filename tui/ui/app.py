@@ -7,11 +7,13 @@ the source to the model and decides when to redraw.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
 from textual.driver import Driver
+from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
 
@@ -122,6 +124,7 @@ class RlwatchApp(App[None]):
         self._drawing = False
         self._next_redraw_at = 0.0
         self._redraw_timer: Timer | None = None
+        self._kept_screens: dict[type[Screen], Screen] = {}
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, writing the title and, if asked, only ASCII."""
@@ -284,9 +287,23 @@ class RlwatchApp(App[None]):
                     severity="warning" if problem else "information", timeout=8 if problem else 2,
                     markup=False)
 
+    def _kept(self, kind: type[Screen], make: Callable[[], Screen]) -> Screen:
+        """One screen of ``kind`` kept mounted between visits, so opening it again only shows
+        it (composing a screen anew was most of what opening one cost); a fresh one where
+        the kept one is already on the stack below (the step detail opened from a chart
+        opened from the step detail)."""
+        kept = self._kept_screens.get(kind)
+        if kept is None:
+            kept = self._kept_screens[kind] = make()
+        elif kept in self.screen_stack:
+            return make()
+        return kept
+
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):
-            self.push_screen(FindingsScreen(self.findings))
+            screen = self._kept(FindingsScreen, lambda: FindingsScreen(self.findings))
+            screen.show_findings(self.findings)
+            self.push_screen(screen)
 
     def action_processes(self) -> None:
         if not isinstance(self.screen, ProcessesScreen):
@@ -314,7 +331,7 @@ class RlwatchApp(App[None]):
 
     def action_steps(self) -> None:
         if not isinstance(self.screen, StepsScreen):
-            self.push_screen(StepsScreen())
+            self.push_screen(self._kept(StepsScreen, StepsScreen))
 
     def action_dashboard(self) -> None:
         """Back to the dashboard from any depth."""
@@ -323,7 +340,10 @@ class RlwatchApp(App[None]):
 
     def open_step(self, step: int) -> None:
         """The detail of ``step``."""
-        self.push_screen(StepDetailScreen(step))
+        screen = self._kept(StepDetailScreen, lambda: StepDetailScreen(step))
+        if screen.is_mounted:
+            screen.show_step(step)
+        self.push_screen(screen)
 
     def open_finding(self, finding: Finding) -> None:
         """Where ``finding`` happened: a failure (crash, error) opens the log at its byte

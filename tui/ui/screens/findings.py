@@ -47,22 +47,45 @@ class FindingsScreen(Screen[None]):
 
     def __init__(self, findings: list[Finding]) -> None:
         super().__init__()
-        self.findings = sorted(findings, key=lambda f: (f.last_step is not None, f.last_step or 0,
-                                                        f.severity == CRITICAL), reverse=True)
+        self.findings = self._sorted(findings)
+        self._shown: list[Finding] | None = None
+
+    @staticmethod
+    def _sorted(findings: list[Finding]) -> list[Finding]:
+        return sorted(findings, key=lambda f: (f.last_step is not None, f.last_step or 0,
+                                               f.severity == CRITICAL), reverse=True)
 
     def compose(self) -> ComposeResult:
-        yield TitleBar(Content.assemble(("Findings", "bold"), f"  {len(self.findings)} — newest first; "
-                                      "repeated hits of a rule are one row"))
+        yield TitleBar()
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static(id="detail")
         yield KeyBar()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
         # What matters first: the state, the rule and why it broke; the metric key, the
         # longest and the one the rule already implies, last (at 80 columns "latest" was
         # cut to "above 0.0" for a 0.03 threshold).
-        table.add_columns("state", "rule", "why (latest)", "steps", "count", "metric")
+        self.query_one(DataTable).add_columns("state", "rule", "why (latest)", "steps", "count",
+                                              "metric")
+        self._fill()
+
+    def show_findings(self, findings: list[Finding]) -> None:
+        """The app keeps this screen mounted and shows it again with the latest findings:
+        the rows are rebuilt only when those changed, the cursor put back on the worst."""
+        self.findings = self._sorted(findings)
+        if self.is_mounted:
+            self._fill()
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        if self._shown == self.findings and self._shown is not None:
+            table.focus()
+            return
+        self._shown = list(self.findings)
+        table.clear()
+        self.query_one(TitleBar).update(Content.assemble(
+            ("Findings", "bold"), f"  {len(self.findings)} — newest first; "
+            "repeated hits of a rule are one row"))
         for finding in self.findings:
             steps = ("" if finding.first_step is None else f"{finding.first_step}"
                      if finding.first_step == finding.last_step

@@ -58,6 +58,11 @@ class StepsScreen(Screen[None]):
         self.set_interval(SYNC_SECONDS, self._sync)
         self.query_one(StepTable).focus()
 
+    def on_screen_resume(self) -> None:
+        """The app keeps this screen mounted between visits (composing a table, a filter
+        line and the bars anew cost most of what ``s`` took): catch up at once."""
+        self._sync()
+
     def _sync(self, query: str | None = None) -> None:
         table = self.query_one(StepTable)
         table.sync(run_context(self).findings, query)
