@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import idle_cpu, local_open, memory, startup, ui_latency  # noqa: E402
+from bench import idle_cpu, local_open, memory, startup, ui_keys, ui_latency  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
 
 
@@ -38,6 +38,7 @@ def main() -> None:
     rows += local_open.rows((256,) if quick else (1024,))
     rows += memory.rows()
     rows += ui_latency.rows()
+    rows += ui_keys.rows()
     rows += idle_cpu.rows(15.0 if quick else 60.0)
     print_table(rows, machine())
     remote = Path(__file__).with_name("ssh_backfill.py")

@@ -65,6 +65,7 @@ class MetricGrid(Widget):
         self.concepts = tuple(concepts)
         self.extra = tuple(extra)
         self.roomy = False
+        self._layout: tuple[int, int, bool] | None = None
 
     def compose(self) -> ComposeResult:
         for concept in self.concepts:
@@ -92,14 +93,16 @@ class MetricGrid(Widget):
         columns = columns_for(event.size.width)
         every = len(self.concepts) + len(self.extra)
         roomy = event.size.height >= ROOMY_PANEL_ROWS * math.ceil(every / columns)
-        changed = roomy != self.roomy
-        self.roomy = roomy
+        shown = every if roomy else len(self.concepts)
+        layout = (columns, math.ceil(shown / columns), roomy)
+        if layout == self._layout:
+            return  # setting them again would lay out again, and resize again: a loop
+        grew = roomy and not self.roomy
+        self._layout, self.roomy = layout, roomy
         for panel in list(self.query(MetricPanel))[len(self.concepts):]:
             panel.display = roomy
-        shown = every if roomy else len(self.concepts)
-        self.styles.grid_size_columns = columns
-        self.styles.grid_size_rows = math.ceil(shown / columns)
-        if changed and roomy:
+        self.styles.grid_size_columns, self.styles.grid_size_rows = layout[:2]
+        if grew:
             self.post_message(self.Grown())
 
     class Grown(Message):
