@@ -114,6 +114,7 @@ class MetricPanel(Widget, can_focus=True):
         self.concept = concept
         self.key: str | None = None
         self._series: Series | None = None
+        self._health_shown: tuple[str | None, str] | None = None
         # What the panel last drew from (the series, its length, rewrites and
         # last point, the key, the run's last step). An unchanged signature
         # means nothing to recompute: a 100k-step series is not downsampled
@@ -167,15 +168,20 @@ class MetricPanel(Widget, can_focus=True):
         """
         worst = findings[0] if findings else None
         state = worst.severity if worst else None
+        if worst is None:
+            title = Content(self.concept.title)
+        else:
+            rule = f"{worst.rule}: {worst.reason}" if worst.reason else worst.rule
+            title = Content.assemble(self.concept.title, "  ", (STATE_MARK[state], "bold"), " ", rule)
+        # The rules are judged every few seconds; a panel whose state and title did not
+        # change is left alone, since touching either repaints the whole panel.
+        if (state, title.plain) == self._health_shown:
+            return
+        self._health_shown = (state, title.plain)
         self.state = state
         self.set_class(state == WARNING, "-warning")
         self.set_class(state == CRITICAL, "-critical")
-        if worst is None:
-            self.border_title = Content(self.concept.title)
-            return
-        rule = f"{worst.rule}: {worst.reason}" if worst.reason else worst.rule
-        self.border_title = Content.assemble(self.concept.title, "  ", (STATE_MARK[state], "bold"),
-                                             " ", rule)
+        self.border_title = title
 
     @staticmethod
     def _subtitle(key: str | None, step: int, last_step: int | None) -> Content:
