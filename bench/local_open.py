@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.make_log import build  # noqa: E402
 from bench.table import Row  # noqa: E402
-from tui.feed import Feed  # noqa: E402
+from tui.session.feed import Feed  # noqa: E402
 from tui.model.run_model import RunModel  # noqa: E402
 from tui.parsers.log_scanner import NEEDLES  # noqa: E402
 from tui.sources.local_file import LocalFile  # noqa: E402

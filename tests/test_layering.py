@@ -4,10 +4,10 @@ Checked in a fresh interpreter, as harlequin does: importing the parsers, the
 model, the rules and the local sources must not pull in Textual or asyncssh.
 """
 
-from tests.imports import packages_loaded_by
+from tests.support import packages_loaded_by
 
 CORE = ["tui.parsers.log_scanner", "tui.parsers.samples", "tui.parsers.verl_jsonl",
-        "tui.model.run_model", "tui.model.merge", "tui.feed", "tui.logger_feeds",
+        "tui.model.run_model", "tui.model.merge", "tui.session.feed", "tui.session.logger_feeds",
         "tui.rules.engine", "tui.report.verdict", "tui.sources.local_file", "tui.sources.discovery"]
 
 

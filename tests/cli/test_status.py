@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.corpus import verl_log
-from tests.imports import packages_loaded_by
 from tests.sshd import ClientHome, Sshd, find_sshd
-from tests.ui.test_dashboard import metric, step_lines
-from tests.ui.test_health import healthy_then_nan
+from tests.support import healthy_then_nan, metric, packages_loaded_by, step_lines
 from tui.cli.status_command import status_line
 from tui.cli.status_state import MIN_CONTEXT_STEPS, cache_path
 from tui.cli.targets import OpenedTarget

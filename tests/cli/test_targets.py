@@ -17,8 +17,14 @@ import time
 from pathlib import Path
 
 from tests.cli.test_check import rlwatch
-from tests.sources.test_logger_run import JSONL_V06, JSONL_V071, RESUMED, dumps, tensorboardx_run
-from tests.test_logger_feeds import exact_steps, same
+from tests.session.test_logger_feeds import exact_steps, same
+from tests.sources.test_logger_run import (
+    JSONL_V06,
+    JSONL_V071,
+    RESUMED,
+    dumps,
+    tensorboardx_run,
+)
 from tui.cli.targets import open_target
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import LocalLoggerRun

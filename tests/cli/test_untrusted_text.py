@@ -9,11 +9,20 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.hostile import (C1_SHOWN, CLIPBOARD_SHOWN, EVIL_KEY, EVIL_KEY_SHOWN, TITLE0,
-                           TITLE0_SHOWN, TITLE2_SHOWN, controls_in, hostile_log)
-from tui.alerts import run_hook
+from tests.hostile import (
+    C1_SHOWN,
+    CLIPBOARD_SHOWN,
+    EVIL_KEY,
+    EVIL_KEY_SHOWN,
+    TITLE0,
+    TITLE0_SHOWN,
+    TITLE2_SHOWN,
+    controls_in,
+    hostile_log,
+)
 from tui.parsers.text import safe_text
 from tui.rules.findings import Finding
+from tui.session.alerts import run_hook
 
 RLWATCH = Path(sys.executable).parent / "rlwatch"
 # A run directory whose very name is an escape sequence (a remote box names its own files).

@@ -5,7 +5,12 @@ import subprocess
 
 from tests.corpus import all_verl_logs
 from tui.parsers.log_scanner import NEEDLES, LogScanner
-from tui.sources.grep_filter import COMMON_LOG_BYTES, GrepOutput, grep_command, grep_needles
+from tui.sources.grep_filter import (
+    COMMON_LOG_BYTES,
+    GrepOutput,
+    grep_command,
+    grep_needles,
+)
 
 
 def test_output_split_across_chunks_and_carriage_returns_inside_lines():

@@ -18,8 +18,13 @@ from tensorboardX import SummaryWriter
 
 from tui.parsers.verl_jsonl import is_file_logger_head
 from tui.sources.discovery import NoLogFound
-from tui.sources.logger_run import (JSONL, TENSORBOARD, LocalLoggerRun, local_candidates,
-                                    local_logger_run)
+from tui.sources.logger_run import (
+    JSONL,
+    TENSORBOARD,
+    LocalLoggerRun,
+    local_candidates,
+    local_logger_run,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 JSONL_V06 = FIXTURES / "jsonl" / "v0.6_json_dumps.jsonl"

@@ -17,7 +17,7 @@ from pathlib import Path
 from textual.geometry import Region
 
 from tests.corpus import verl_log
-from tests.ui.test_dashboard import metric, open_app, shown_step, text_of, wait_for
+from tests.support import dashboard_on, metric, open_app, shown_step, text_of, wait_for
 from tui.parsers.records import StepRecord
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
@@ -245,7 +245,7 @@ async def worst_sample_of_step_2(pilot, app: RlwatchApp) -> str:
 async def test_walk_through_a_step_with_rollout_and_validation_dumps(tmp_path):
     log = first_steps(tmp_path, 4)
     write_dumps(tmp_path, 2)
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), run_dir=tmp_path)
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), run_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         card = await worst_sample_of_step_2(pilot, app)
         assert "answer 0" in card and "ground truth" in card and "acc false" in card
@@ -346,7 +346,7 @@ def synthetic_steps(count: int) -> list[StepRecord]:
 async def test_a_100k_step_run_opens_as_fast_as_a_small_one(tmp_path):
     log = tmp_path / "empty.log"
     log.write_bytes(b"")
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), rules=[])
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), rules=[])
     async with app.run_test(size=(120, 36)) as pilot:
         app.model.apply(synthetic_steps(100_000), now=time.time())
         started = time.monotonic()

@@ -15,8 +15,7 @@ from textual.binding import Binding
 import tui.ui.screens
 import tui.ui.widgets
 from tests.corpus import verl_log
-from tests.ui.test_dashboard import step_lines, wait_for
-from tests.ui.test_health import healthy_then_nan
+from tests.support import dashboard_on, healthy_then_nan, step_lines, wait_for
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.rules.findings import CRITICAL, WARNING, Finding
@@ -156,7 +155,7 @@ def test_the_line_has_step_total_and_reward():
 
 async def test_the_app_titles_the_window_with_the_run_step_and_worst_state(tmp_path):
     log, nan_line = healthy_then_nan(tmp_path)
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05))
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: " 30 " in app.title and "▲ WARN" in app.title, "a warning title")
         assert app.title.startswith(f"rlwatch {tmp_path.name}/grpo 30 reward ")
@@ -196,7 +195,7 @@ def test_no_key_of_rlwatch_or_textual_takes_tmuxs_prefix():
 
 
 async def test_every_screen_reached_by_keys_leaves_ctrl_b_alone():
-    app = RlwatchApp(LocalFile(verl_log("032")))
+    app = dashboard_on(LocalFile(verl_log("032")))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.model.last_step is not None, "the run")
         for key in ("s", "f", "?"):

@@ -38,11 +38,12 @@ from tui.cli.status_state import (
 )
 from tui.cli.targets import OpenedTarget, open_target
 from tui.config import load_config
-from tui.feed import read_failure_blocks
 from tui.parsers.text import safe_text
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import CRITICAL, WARNING, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.session.feed import read_failure_blocks
+from tui.session.run_session import RunSession
 from tui.sources.base import Data, Lines, LogSource, SourceError
 from tui.ui.glyphs import to_ascii, use_ascii
 from tui.ui.run_line import run_line, run_name
@@ -107,17 +108,13 @@ async def _logger_run_line(source: LogSource, rules: list[RuleSpec]) -> tuple[st
     readers' places between calls, as the console state keeps its offset, is
     what would make the latter cheap.
     """
-    from tui.logger_feeds import read_logger_files
-    from tui.model.run_model import RunModel
-    from tui.sources.run_folder import folder_for
-
-    model = RunModel(source.label)
+    session = RunSession(source, rules=rules)
     try:
-        await read_logger_files(model, folder_for(source))
+        await session.load()
     finally:
-        await source.close()
-    findings = RuleEngine(rules).evaluate(model, time.time())
-    return run_line(run_name(source.label), model, findings), worst_severity(findings)
+        await session.close()
+    findings = session.judge()
+    return run_line(run_name(source.label), session.model, findings), worst_severity(findings)
 
 
 async def _same_log(source: LogSource, state: StatusState) -> bool:

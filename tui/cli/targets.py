@@ -7,17 +7,16 @@ too, read from those files alone (``tui.sources.logger_run``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tui.parsers.log_scanner import NEEDLES
 from tui.sources.base import LogSource, SourceError
 from tui.sources.discovery import NoLogFound, find_training_log
-from tui.sources.logger_run import local_logger_run, local_run_instead_of
-from tui.parsers.log_scanner import NEEDLES
 from tui.sources.local_file import LocalFile
-from tui.sources.tensorboard_events import is_event_file
+from tui.sources.logger_run import local_logger_run, local_run_instead_of
 from tui.sources.ssh.target import parse_target
+from tui.sources.tensorboard_events import is_event_file
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,12 @@ from __future__ import annotations
 import re
 
 from tui.parsers import hard_wrap
-from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
+from tui.parsers.incidents import (
+    FRAME_NEEDLE,
+    TRACEBACK,
+    incident_needles,
+    match_incident,
+)
 from tui.parsers.records import (
     Record,
     RunEndRecord,

@@ -13,7 +13,15 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from tui.model.aliases import ENTROPY, GRAD_NORM, KL, POLICY_LOSS, STEP_TIME, TRAIN_REWARD, Concept
+from tui.model.aliases import (
+    ENTROPY,
+    GRAD_NORM,
+    KL,
+    POLICY_LOSS,
+    STEP_TIME,
+    TRAIN_REWARD,
+    Concept,
+)
 from tui.model.run_model import RunModel
 from tui.model.series import Series
 from tui.parsers.records import Sample

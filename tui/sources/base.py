@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tui.sources.accelerators.hosts import AcceleratorHost
 
 
 class SourceError(Exception):
@@ -98,4 +101,8 @@ class LogSource(Protocol):
 
     async def close(self) -> None:
         """Release connections and file handles."""
+        ...
+
+    def accelerator_host(self) -> AcceleratorHost:
+        """The host whose GPUs/NPUs run this log's job, and how to run their tools there."""
         ...

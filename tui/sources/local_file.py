@@ -15,9 +15,17 @@ import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
-from tui.sources.grep_filter import (DD_CAN_CUT, drain, grep_command, grep_piece, in_order, piece,
-                                     piece_starts)
+from tui.sources.grep_filter import (
+    DD_CAN_CUT,
+    drain,
+    grep_command,
+    grep_piece,
+    in_order,
+    piece,
+    piece_starts,
+)
 
 CHUNK_BYTES = 4 * 1024 * 1024
 POLL_SECONDS = 0.2
@@ -226,3 +234,6 @@ class LocalFile:
 
     async def close(self) -> None:
         """Nothing stays open between calls."""
+
+    def accelerator_host(self) -> AcceleratorHost:
+        return this_host()

@@ -18,7 +18,7 @@ winning. Only files of verl's schema are taken: a directory's other
 
 Such a run is a ``LogSource`` that streams nothing (``LocalLoggerRun``; a
 remote one is a ``RemoteLog`` with ``logger_files`` set): everything above it
-(the model, the feeds of ``tui.logger_feeds``, check/report/export/status and
+(the model, the feeds of ``tui.session.logger_feeds``, check/report/export/status and
 the dashboard) reads it as it reads a run whose console log points at the
 files, with no console lines.
 """
@@ -32,6 +32,7 @@ from pathlib import Path, PurePath
 
 from tui.parsers.verl_jsonl import HEAD_BYTES, is_file_logger_head
 from tui.parsers.verl_loggers import LoggerHints, logger_hints
+from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.base import SourceEvent
 from tui.sources.discovery import NoLogFound, walk_files
 from tui.sources.run_files import LoggerFiles, sniff_log
@@ -140,7 +141,7 @@ def local_candidates(directory: Path) -> list[LoggerCandidate]:
 
 class LocalLoggerRun:
     """A run on this machine with no console log: a source that streams nothing, and the
-    logger files that are the run (read by ``tui.logger_feeds`` through a ``LocalFolder``)."""
+    logger files that are the run (read by ``tui.session.logger_feeds`` through a ``LocalFolder``)."""
 
     def __init__(self, path: Path, logger_files: LoggerFiles) -> None:
         """``path``: the file or directory read (a JSONL, or an experiment's event directory)."""
@@ -164,6 +165,9 @@ class LocalLoggerRun:
 
     async def close(self) -> None:
         return None
+
+    def accelerator_host(self) -> AcceleratorHost:
+        return this_host()
 
 
 def local_run_instead_of(log: Path, directory: Path) -> tuple[LocalLoggerRun, str] | None:

@@ -107,7 +107,9 @@ class EventFileReader:
     def _records(self):
         """tensorboard's loader over the file, created on first use."""
         if self._loader is None:
-            from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+            from tensorboard.backend.event_processing.event_file_loader import (
+                RawEventFileLoader,
+            )
 
             self._loader = RawEventFileLoader(str(self.path))
         return self._loader.Load()

@@ -3,7 +3,13 @@
 import pytest
 
 from tests.parsers.smi.corpus_files import H100_REAL, data, smi
-from tui.parsers.smi.nvidia_query_csv import GPU_FIELDS, gpu_sample, header_fields, parse_compute_apps, parse_gpus
+from tui.parsers.smi.nvidia_query_csv import (
+    GPU_FIELDS,
+    gpu_sample,
+    header_fields,
+    parse_compute_apps,
+    parse_gpus,
+)
 from tui.parsers.smi.records import SmiFormatError
 
 H100_REAL_FIELDS = ("index,name,uuid,pci.bus_id,driver_version,utilization.gpu,utilization.memory,memory.used,"

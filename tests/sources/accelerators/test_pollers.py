@@ -7,7 +7,13 @@ from contextlib import aclosing
 import pytest
 
 from tests.parsers.smi.corpus_files import smi
-from tests.sources.accelerators.conftest import H100_MIG, H100_REAL, NO_DRIVER, NPU_310P, ROCM_MI100
+from tests.sources.accelerators.conftest import (
+    H100_MIG,
+    H100_REAL,
+    NO_DRIVER,
+    NPU_310P,
+    ROCM_MI100,
+)
 from tui.parsers.smi.records import SmiFormatError
 from tui.sources.accelerators.detect import describe
 from tui.sources.accelerators.npu_smi import NpuSmiPoller

@@ -24,8 +24,7 @@ from tests.cli.test_status import RLWATCH
 from tests.sources.ssh.test_remote_check import rlwatch
 from tests.sources.ssh.test_remote_follow import following
 from tests.sshd import Sshd
-from tests.ui.test_dashboard import header_text, wait_for
-from tests.waiting import until
+from tests.support import dashboard_on, header_text, until, wait_for
 from tui.parsers.log_scanner import NEEDLES
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import apply_overrides, load_rules
@@ -33,7 +32,6 @@ from tui.sources.base import Status
 from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
-from tui.ui.app import RlwatchApp
 
 HOURS = 3600.0
 DATE, STAT = shutil.which("date"), shutil.which("stat")
@@ -257,7 +255,7 @@ async def test_the_dashboard_header_says_two_hours_and_stalled(client_home, tmp_
     log = aged_log(tmp_path)
     source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
     await source.connect()
-    app = RlwatchApp(source, watch_accelerators=False)
+    app = dashboard_on(source, watch_accelerators=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: "stalled" in header_text(app), "the stalled verdict", timeout=20)
         assert "last step 2h00m ago" in " ".join(header_text(app).split())

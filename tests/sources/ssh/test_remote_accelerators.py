@@ -15,7 +15,7 @@ from tests.sources.accelerators.conftest import H100_REAL, NPU_910B4_BUSY
 from tests.sources.accelerators.replay import install
 from tests.sources.ssh.test_remote_check import rlwatch
 from tests.sshd import Sshd
-from tests.ui.test_dashboard import text_of, wait_for
+from tests.support import dashboard_on, text_of, wait_for
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
@@ -73,7 +73,7 @@ async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, c
     npu = boxes("npu-smi", NPU_910B4_BUSY)
     source = RemoteLog(RemoteTarget(gpu, str(verl_log("032"))), NEEDLES)
     await source.connect()
-    app = RlwatchApp(source, gpu_hosts=(npu,))
+    app = dashboard_on(source, gpu_hosts=(npu,))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: len(strip_lines(app)) == 3, "three device lines", timeout=20)
         lines = strip_lines(app)
@@ -83,7 +83,7 @@ async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, c
         assert lines[0].endswith("0% mem 60.4/64.0G 40°C 78W")
         assert lines[1].endswith("0% mem 60.4/64.0G 41°C 78W")
         assert lines[2].endswith("100% mem 17.1/79.6G 63°C 697W")
-        await wait_for(pilot, lambda: all(s.processes for s in app.accelerators.latest()),
+        await wait_for(pilot, lambda: all(s.processes for s in app.session.accelerators.latest()),
                        "every device's processes", timeout=20)
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcessesScreen), "the processes screen")

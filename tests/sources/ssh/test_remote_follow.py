@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from tests.sshd import Sshd, processes_mentioning
-from tests.waiting import until
-from tui.feed import Feed
+from tests.support import until
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES
+from tui.session.feed import Feed
 from tui.sources.base import Status
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget

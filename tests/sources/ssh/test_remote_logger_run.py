@@ -18,19 +18,20 @@ import subprocess
 import sys
 import time
 
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
 from tests.cli.test_export import accumulated
 from tests.cli.test_targets import tensorboard_only
+from tests.session.test_logger_feeds import write_scalar
 from tests.sources.ssh.test_box_clock import box_with  # noqa: F401 - a fixture
 from tests.sources.ssh.test_remote_check import comparable, rlwatch
 from tests.sources.test_logger_run import JSONL_V06, RESUMED, dumps
-from tests.test_logger_feeds import write_scalar
-from tests.waiting import until
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
+from tests.support import until
 from tui.cli.targets import open_target
-from tui.feed import Feed
-from tui.logger_feeds import TensorBoardFeed, logger_feeds
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
+from tui.session.feed import Feed
+from tui.session.logger_feeds import TensorBoardFeed, logger_feeds
 from tui.sources.run_folder import folder_for
 
 

@@ -11,9 +11,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from tui.parsers.smi.nvidia_query_csv import APP_FIELDS, GPU_FIELDS, gpu_sample, parse_compute_apps, parse_gpus
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError, with_processes
+from tui.parsers.smi.nvidia_query_csv import (
+    APP_FIELDS,
+    GPU_FIELDS,
+    gpu_sample,
+    parse_compute_apps,
+    parse_gpus,
+)
+from tui.parsers.smi.records import (
+    AcceleratorProcess,
+    AcceleratorSample,
+    SmiFormatError,
+    with_processes,
+)
 from tui.sources.accelerators.runner import CommandFailed, CommandRunner, ToolMissing
 
 TOOL = "nvidia-smi"

@@ -16,7 +16,12 @@ from contextlib import aclosing
 
 from tui.parsers.smi.records import on_host
 from tui.sources.accelerators.detect import NONE_FOUND, describe, detect, pollers_for
-from tui.sources.accelerators.poller import AcceleratorEvent, AcceleratorReadings, AcceleratorStatus, Poller
+from tui.sources.accelerators.poller import (
+    AcceleratorEvent,
+    AcceleratorReadings,
+    AcceleratorStatus,
+    Poller,
+)
 from tui.sources.accelerators.runner import CommandRunner
 
 

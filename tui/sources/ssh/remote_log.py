@@ -20,11 +20,21 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from tui.durations import word_duration
-from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
+from tui.sources.accelerators.hosts import AcceleratorHost
+from tui.sources.base import (
+    CaughtUp,
+    Data,
+    Lines,
+    Reset,
+    SourceError,
+    SourceEvent,
+    Status,
+)
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.box_clock import BoxClock
+from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
 _CHUNK = 1 << 20
@@ -361,6 +371,10 @@ class RemoteLog:
             except Exception:  # noqa: BLE001 - a connection already dead closes as it can
                 pass
             self._conn = None
+
+    def accelerator_host(self) -> AcceleratorHost:
+        """The box itself, over this log's connection (one login serves both)."""
+        return AcceleratorHost(SshRunner(self.connection), self.target.host, False)
 
 
 async def _read_rest(process, start: bytes) -> bytes:

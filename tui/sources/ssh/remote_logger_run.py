@@ -20,8 +20,13 @@ from tui.parsers.verl_jsonl import HEAD_BYTES, RECORD_START, is_file_logger_head
 from tui.parsers.verl_loggers import HINT_NEEDLES, logger_hints
 from tui.sources.base import SourceError
 from tui.sources.discovery import MAX_DEPTH
-from tui.sources.logger_run import (JSONL, TENSORBOARD, LoggerCandidate, choose_logger_run,
-                                    logger_files_instead)
+from tui.sources.logger_run import (
+    JSONL,
+    TENSORBOARD,
+    LoggerCandidate,
+    choose_logger_run,
+    logger_files_instead,
+)
 from tui.sources.run_files import LoggerFiles
 from tui.sources.ssh import remote_commands
 from tui.sources.tensorboard_events import EVENT_FILE_MARK, is_event_file

@@ -28,11 +28,10 @@ from tui.rules.engine import first_key
 from tui.rules.findings import CRITICAL
 from tui.ui.format import format_exact
 from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.messages import RunUpdated
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.widgets.key_bar import KeyBar
 
-# How often a chart of a live run looks for new points.
-FOLLOW_SECONDS = 1.0
 # shift+left/right move the cursor by this share of the run's points.
 LEAP = 0.1
 
@@ -110,7 +109,10 @@ class ChartScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._draw()
-        self.set_interval(FOLLOW_SECONDS, self._draw)
+
+    def on_run_updated(self, _: RunUpdated) -> None:
+        """New points or findings (a redraw happens only when they touch this chart)."""
+        self._draw()
 
     def on_resize(self) -> None:
         self._drawn = None

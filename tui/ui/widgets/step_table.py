@@ -24,7 +24,15 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.model.aliases import ENTROPY, KL, POLICY_LOSS, STEP_TIME, TRAIN_REWARD, VALIDATION, Concept
+from tui.model.aliases import (
+    ENTROPY,
+    KL,
+    POLICY_LOSS,
+    STEP_TIME,
+    TRAIN_REWARD,
+    VALIDATION,
+    Concept,
+)
 from tui.model.run_model import RunModel
 from tui.model.series import Series
 from tui.rules.findings import CRITICAL, Finding

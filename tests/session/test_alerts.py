@@ -2,8 +2,8 @@
 
 import json
 
-from tui.alerts import CriticalAlerts, run_hook
 from tui.rules.findings import Finding
+from tui.session.alerts import CriticalAlerts, run_hook
 
 
 def finding(rule="loss-nan", severity="critical", metric="critic/vf_loss", count=1):

@@ -14,17 +14,22 @@ from pathlib import Path
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from tests.waiting import until
-from tui.logger_feeds import JsonlFeed, TensorBoardFeed, logger_feeds, read_logger_files
+from tests.support import until
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.parsers.verl_jsonl import JsonlScanner
+from tui.session.logger_feeds import (
+    JsonlFeed,
+    TensorBoardFeed,
+    logger_feeds,
+    read_logger_files,
+)
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import local_logger_run
 from tui.sources.run_folder import LocalFolder, folder_for
 from tui.sources.tensorboard_events import TensorBoardDir
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 JSONL = FIXTURES / "jsonl" / "v0.6_json_dumps.jsonl"
 RESUMED = FIXTURES / "tensorboard" / "resumed"
 CONFIG = ("(TaskRunner pid=7) {{'trainer': {{'experiment_name': 'exp',\n"
