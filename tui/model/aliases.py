@@ -1,8 +1,10 @@
 """Metric concepts and the keys that carry them across verl versions and trainers.
 
 From ../shared/CHECKLIST.md's alias table: newest verl names first, then
-older ones, then other trainers' (TRL, ms-swift) names, so every version
-fills the same panel.
+older ones, then other trainers' names (tests/fixtures/logs/kin/GRAMMAR.md says
+where each comes from), so every version and every trainer fills the same panel.
+KL means the KL to the reference policy: PPO's old-vs-new approximate KL (TRL's
+``policy/approxkl_avg``, slime's ``train/ppo_kl``) is not one of its keys.
 """
 
 from __future__ import annotations
@@ -57,28 +59,52 @@ class Concept:
 
 # Validation: ``val-core/<source>/<var>/mean@N`` (v0.4+, the core variable's
 # mean), ``val/test_score/<source>`` (v0.2–v0.3), ``test_score/<source>`` (v0.1).
-_VALIDATION = re.compile(r"^(?:val-core/.+/mean@\d+$|val/test_score/|test_score/)")
+# slime/Miles: ``eval/<dataset>``; SkyRL: ``eval/all/avg_score``.
+_VALIDATION = re.compile(r"^(?:val-core/.+/mean@\d+$|val/test_score/|test_score/"
+                         r"|eval/[^/]+$|eval/all/avg_score$)")
 
+# Kin keys, in the order of each tuple: TRL (GRPO ``reward``; PPO/RLOO
+# ``objective/*``, ``loss/policy_avg``, ``policy/entropy_avg``), ms-swift (TRL's
+# names, ``entropy/mean``, ``step_time``), slime/Miles (``rollout/*``,
+# ``train/*``, ``perf/step_time``), SkyRL (``reward/avg_raw_reward``,
+# ``policy/*``, ``generate/avg_num_tokens``), NeMo-RL (``train/reward``,
+# ``train/loss``, ``timing/train/total_step_time``), OpenRLHF (``reward``/``rm``,
+# ``policy_loss``/``act_loss``/``pg``, ``kl``, ``gen_len``/``glen``), EasyR1
+# (verl's names, ``reward/overall``).
 TRAIN_REWARD = Concept("reward", "train reward",
-                       ("critic/score/mean", "critic/rewards/mean", "reward", "train/reward"))
-VALIDATION = Concept("val", "validation score", pattern=_VALIDATION)
+                       ("critic/score/mean", "critic/rewards/mean", "reward", "train/reward",
+                        "reward/overall", "rollout/raw_reward", "reward/avg_raw_reward",
+                        "objective/scores", "objective/rlhf_reward", "train/total_reward",
+                        "train/filtered_reward", "rm"))
+VALIDATION = Concept("val", "validation score",
+                     ("val/reward_score", "validation/accuracy", "eval_reward"), pattern=_VALIDATION)
 POLICY_LOSS = Concept("pg_loss", "policy loss",
-                      ("actor/pg_loss", "actor/loss", "train/loss", "loss"))
+                      ("actor/pg_loss", "actor/loss", "train/pg_loss", "policy/policy_loss",
+                       "loss/policy_avg", "policy_loss", "act_loss", "pg", "train/loss", "loss"))
 # KL to the reference policy: the KL loss (use_kl_loss), else the KL put in
 # the reward (``actor/reward_kl_penalty`` today, ``critic/kl`` in older verl),
 # else other trainers' names. Never ``actor/ppo_kl``: that is PPO's estimate of
 # the old-vs-new policy KL, the size of one update, a different quantity.
 KL = Concept("kl", "KL to reference",
-             ("actor/kl_loss", "actor/reward_kl_penalty", "critic/kl", "kl", "objective/kl"),
+             ("actor/kl_loss", "actor/reward_kl_penalty", "critic/kl", "kl", "objective/kl",
+              "train/kl_loss", "policy/policy_kl", "policy_kl", "loss/avg_kl", "rollout/kl"),
              skip_zero=True)
-ENTROPY = Concept("entropy", "entropy", ("actor/entropy", "actor/entropy_loss", "entropy"))
+ENTROPY = Concept("entropy", "entropy",
+                  ("actor/entropy", "actor/entropy_loss", "entropy", "entropy/mean",
+                   "train/entropy_loss", "policy/policy_entropy", "policy_entropy", "policy/entropy_avg",
+                   "entropy_loss", "ent_loss"))
 GRAD_NORM = Concept("grad_norm", "grad norm",
-                    ("actor/grad_norm", "critic/grad_norm", "grad_norm"))
+                    ("actor/grad_norm", "critic/grad_norm", "grad_norm", "train/grad_norm",
+                     "policy/grad_norm", "actor_grad_norm"))
 RESPONSE_LENGTH = Concept("response_length", "response length",
-                          ("response_length/mean", "completions/mean_length", "completion_length"))
+                          ("response_length/mean", "completions/mean_length", "completion_length",
+                           "rollout/response_len/mean", "rollout/response_lengths",
+                           "generate/avg_num_tokens", "train/mean_gen_tokens_per_sample",
+                           "response_length", "gen_len", "glen"))
 STEP_TIME = Concept("step_time", "s/it",
                     ("timing_s/step", "timing/step", "time_per_step", "perf/time_per_step",
-                     "train/time(s)"))
+                     "train/time(s)", "perf/step_time", "timing/train/total_step_time",
+                     "step_time", "timing/step_total"))
 
 DASHBOARD_CONCEPTS: tuple[Concept, ...] = (
     TRAIN_REWARD, VALIDATION, POLICY_LOSS, KL, ENTROPY, GRAD_NORM, RESPONSE_LENGTH, STEP_TIME,

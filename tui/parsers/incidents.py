@@ -83,12 +83,12 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
      re.compile(r"Unhandled error \(suppress|RayTaskError|RaySystemError|Job '[^']+' failed"
                 r"|entrypoint command failed")),
     (HYDRA_ERROR, ("Error executing job with overrides",), None),
-    # A child killed by SIGKILL (the kernel's OOM killer, a scheduler), as the
-    # shell says it (``run.sh: line 3: 12345 Killed  python3 …``, a bare
-    # ``Killed``, ``已杀死`` in a Chinese locale) or a launcher does (DeepSpeed's
+    # A child killed by SIGKILL (the kernel's OOM killer, a scheduler) or
+    # SIGTERM, as the shell says it (``run.sh: line 3: 12345 Killed  python3 …``,
+    # a bare ``Killed`` or ``Terminated``, ``已杀死`` in a Chinese locale) or a launcher does (DeepSpeed's
     # ``sigkill_handler] Killing subprocess N`` once one rank has failed).
-    (KILLED, ("Killed", "已杀死", "Killing subprocess"),
-     re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?(?:Killed|已杀死)(?:\s|$)"
+    (KILLED, ("Killed", "已杀死", "Killing subprocess", "Terminated"),
+     re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?(?:Killed|已杀死|Terminated)(?:\s|$)"
                 r"|sigkill_handler\] Killing subprocess")),
     # A process that died of a signal or aborted in C++ (glog's ``*** SIGSEGV
     # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose).
@@ -116,7 +116,7 @@ KIND_WORDS = {
     ACTOR_DIED: "Ray actor died",
     RAY_ERROR: "Ray task failed",
     HYDRA_ERROR: "the job failed (Hydra)",
-    KILLED: "killed (SIGKILL, often the kernel's OOM killer)",
+    KILLED: "killed (SIGKILL, often the kernel's OOM killer, or SIGTERM)",
     FATAL_SIGNAL: "the process aborted",
     TRACEBACK: "exception",
 }

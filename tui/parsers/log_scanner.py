@@ -14,13 +14,8 @@ from __future__ import annotations
 
 import re
 
-from tui.parsers import hard_wrap
-from tui.parsers.incidents import (
-    FRAME_NEEDLE,
-    TRACEBACK,
-    incident_needles,
-    match_incident,
-)
+from tui.parsers import hard_wrap, kin
+from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
 from tui.parsers.records import (
     Record,
     RunEndRecord,
@@ -30,7 +25,6 @@ from tui.parsers.records import (
 )
 from tui.parsers.text import PROCESS_PREFIX, clean_segments, decode, strip_ansi
 from tui.parsers.tqdm_progress import parse_bar
-from tui.parsers.trainer_dicts import parse_dict_line
 from tui.parsers.verl_steps import find_step, parse_items
 
 _TOTAL_STEPS = re.compile(r"Total training steps: (\d+)")
@@ -46,9 +40,9 @@ NEEDLES: tuple[bytes, ...] = (
     b"%|",
     b"Total training steps",
     b"[prompt]",
-    b"'loss':",
     *(marker.encode() for marker in _RUN_END),
     *(needle.encode() for needle in incident_needles()),
+    *kin.NEEDLES,  # the other trainers' grammars (tui/parsers/kin)
 )
 
 # A frame line this close after another incident line belongs to the same
@@ -77,7 +71,7 @@ class LogScanner:
     def __init__(self, offset: int = 0) -> None:
         self._buf = b""
         self._buf_offset = offset
-        self._dict_lines = 0
+        self._kin = kin.KinLines()
         self.skipped_lines = 0
         # Where the last incident line started (frames close after it are dropped).
         self._last_incident: int | None = None
@@ -95,7 +89,7 @@ class LogScanner:
 
     def finish(self) -> list[Record]:
         """Process what is left, including a last line with no newline."""
-        return self._drain(final=True)
+        return self._drain(final=True) + self._kin.finish()
 
     def settle(self) -> list[Record]:
         """The writer has paused: stop waiting for a hard-wrap continuation.
@@ -209,12 +203,13 @@ class LogScanner:
 
     def _parse_line(self, text: str, offset: int, end: int, raw_length: int) -> list[Record]:
         records: list[Record] = []
+        self._kin.begin_line(text)
         for segment in clean_segments(text):
             found = find_step(segment)
             bar_text = segment if found is None else segment[: found[1]]
             bar = parse_bar(bar_text, offset)
             if bar is not None:
-                records.append(bar)
+                records.extend(self._kin.on_bar(bar, segment))
                 if found is None:
                     # A traceback printed while a bar had no newline yet is glued to it.
                     records.extend(self._incident(segment, offset))
@@ -227,8 +222,11 @@ class LogScanner:
                 records.append(StepRecord(step, metrics, offset, end, dropped,
                                           prefixed=_has_prefix(text)))
                 self._last_incident = None
+                self._kin.saw_step(step)
                 continue
             if bar is not None:
+                if kin.follows_bar(segment):  # a trainer's dict glued to the bar
+                    records.extend(self._kin_records(segment, offset, end))
                 continue
             records.extend(self._other_records(segment, offset, end))
         return records
@@ -244,15 +242,13 @@ class LogScanner:
         incident = self._incident(segment, offset)
         if incident:
             return incident
-        parsed = parse_dict_line(segment)
-        if parsed is None:
-            return []
-        metrics, step, total_steps = parsed
-        self._dict_lines += 1
-        records: list[Record] = [StepRecord(step if step is not None else self._dict_lines,
-                                            metrics, offset, end)]
-        if total_steps is not None:
-            records.append(TotalStepsRecord(total_steps, offset))
+        return self._kin_records(segment, offset, end)
+
+    def _kin_records(self, segment: str, offset: int, end: int) -> list[Record]:
+        """The other trainers' grammars (tui/parsers/kin) on a segment verl's did not take."""
+        records = self._kin.parse(segment, offset, end)
+        if any(isinstance(record, StepRecord) for record in records):
+            self._last_incident = None
         return records
 
     def _incident(self, segment: str, offset: int) -> list[Record]:

@@ -40,6 +40,9 @@ class ProgressRecord:
     eta_s: float | None
     sec_per_it: float | None
     offset: int
+    # Set by a grammar that knows this bar counts the run's steps although its
+    # description does not say so (the HF Trainer's bar has none).
+    training: bool = False
 
 
 @dataclass(frozen=True, slots=True)

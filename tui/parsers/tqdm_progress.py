@@ -1,8 +1,13 @@
 """tqdm progress bars: ``Training Progress:  15%|██▌ | 49/320 [1:06:07<4:11:40, 55.72s/it]``.
 
 verl's trainer bar is ``Training Progress``; its SFT trainer draws
-``Epoch 1/6`` bars. Other bars (vLLM's ``Processed prompts``, checkpoint
-loading) are parsed too and told apart by their description.
+``Epoch 1/6`` bars. The kin trainers' run bars: EasyR1's ``Running step``,
+SkyRL's ``Training Batches Processed``, ms-swift's ``Train``, OpenRLHF's
+``Episode [1/2]`` (steps within one episode), and the HF Trainer's bar with no
+description at all, which the kin grammars mark as ``training`` once a metric
+dict shows it is the trainer's. Other bars (vLLM's ``Processed prompts``,
+checkpoint loading, OpenRLHF's per-update ``Train epoch [1/1]``) are parsed
+too and told apart by their description.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ _BAR = re.compile(
     r"(?:\[(?P<elapsed>[\d:]+)(?:<(?P<eta>[\d:?]+))?"
     r"(?:,\s*(?P<rate>[\d.]+|\?)\s*(?P<unit>s/it|it/s))?)?"
 )
-_EPOCH = re.compile(r"Epoch (\d+)/(\d+)")
+_EPOCH = re.compile(r"Epoch (\d+)/(\d+)|^Episode \[(\d+)/(\d+)\]$")
+# Bars that count the run's steps directly.
+_RUN_BARS = ("Training Progress", "Running step", "Training Batches Processed")
 # tqdm bars are short; looking further than this only invites slow regex
 # work on pathological lines.
 _MAX_BAR_CHARS = 2048
@@ -60,15 +67,16 @@ def parse_bar(segment: str, offset: int) -> ProgressRecord | None:
 def training_position(record: ProgressRecord) -> tuple[int, int] | None:
     """(steps done, total steps) if this bar tracks training, else None.
 
-    ``Training Progress`` counts verl steps directly; an ``Epoch e/E`` bar
-    counts steps within one epoch, so the run position is scaled by epochs.
+    ``Training Progress`` (and the kin's run bars) count steps directly; an
+    ``Epoch e/E`` or ``Episode [e/E]`` bar counts steps within one epoch or
+    episode, so the run position is scaled by their number.
     """
     if record.total is None:
         return None
-    if record.desc.endswith("Training Progress"):
+    if record.training or record.desc.endswith(_RUN_BARS) or record.desc == "Train":
         return record.n, record.total
     epoch = _EPOCH.search(record.desc)
     if epoch is not None:
-        current, epochs = int(epoch.group(1)), int(epoch.group(2))
+        current, epochs = (int(g) for g in (epoch.groups()[:2] if epoch.group(1) else epoch.groups()[2:]))
         return (current - 1) * record.total + record.n, epochs * record.total
     return None

@@ -22,7 +22,7 @@ DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes
 # The bytes that are common in real training logs (the chatter around the metric
 # lines in ../shared/corpus/verl_logs: each is over 0.5% of it), most common first;
 # any other byte is rarer than all of these.
-COMMON_LOG_BYTES = b" eatrsnimod0pl[6_u\x1bc3hk#g12f=8(.')5:/,y4T97bRv"
+COMMON_LOG_BYTES = b" eatsrnimod0pl6[_u\x1bc3#hkg12f=8()'.5:,y/47T9bvR"
 # A needle cut shorter than this would match chatter by chance.
 _MIN_NEEDLE = 6
 
@@ -35,7 +35,10 @@ def grep_needles(needles: Sequence[bytes]) -> tuple[bytes, ...]:
     make it several times slower on chatter than ones that start with a rare
     one ("f memory"). A suffix matches every line the whole needle does, and
     the few lines it matches besides are dropped by the scanner, which checks
-    the whole needle; suffixes stay at least ``_MIN_NEEDLE`` long.
+    the whole needle; suffixes stay at least ``_MIN_NEEDLE`` long. A needle
+    that opens a Ray actor prefix (``(Runner pid=``) is searched whole: its tail
+    is the tail of other actors' names too (``(TaskRunner pid=`` prefixes most
+    of a verl log).
     """
     def rarity(start: int, needle: bytes) -> tuple[int, int]:
         """Higher for a rarer first byte, then for a longer suffix."""
@@ -44,7 +47,7 @@ def grep_needles(needles: Sequence[bytes]) -> tuple[bytes, ...]:
 
     chosen = []
     for needle in needles:
-        starts = range(max(1, len(needle) - _MIN_NEEDLE + 1))
+        starts = range(1 if needle.startswith(b"(") else max(1, len(needle) - _MIN_NEEDLE + 1))
         best = max(starts, key=lambda start: rarity(start, needle))
         chosen.append(needle[best:])
     return tuple(dict.fromkeys(chosen))
