@@ -11,12 +11,7 @@ import re
 
 from tui.parsers.smi.common import cells, integer, is_rule, number, text_of
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import (
-    AcceleratorProcess,
-    AcceleratorSample,
-    SmiFormatError,
-    with_processes,
-)
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError, with_processes
 
 _PAIR = re.compile(r"(\S+?)\s*/\s*(\S+)\s*([A-Za-z]*)\s*$")
 _TEMP = re.compile(r"(\S+)\s*°C")

@@ -20,11 +20,7 @@ from dataclasses import dataclass, replace
 
 from tui.parsers.smi.common import cells, integer, is_rule, number, text_of
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import (
-    AcceleratorProcess,
-    AcceleratorSample,
-    SmiFormatError,
-)
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError
 
 _PAIRS = re.compile(r"(\S+?)\s*/\s*(\S+)")
 

@@ -18,11 +18,7 @@ from collections.abc import Sequence
 
 from tui.parsers.smi.common import integer, is_unknown, number, text_of
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import (
-    AcceleratorProcess,
-    AcceleratorSample,
-    SmiFormatError,
-)
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError
 
 GPU_FIELDS: tuple[str, ...] = (
     "index", "uuid", "name", "utilization.gpu", "memory.used", "memory.total",

@@ -11,11 +11,7 @@ import re
 
 from tui.parsers.smi.common import integer, is_unknown, number, text_of
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import (
-    AcceleratorProcess,
-    AcceleratorSample,
-    SmiFormatError,
-)
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError
 
 _GPU = re.compile(r"GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*")
 _ITEM = re.compile(r"(\s*)(.*?)\s*(?::\s?(.*))?")

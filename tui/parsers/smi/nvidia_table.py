@@ -13,12 +13,7 @@ import re
 
 from tui.parsers.smi.common import cells, integer, is_rule, number, pair, text_of
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import (
-    AcceleratorProcess,
-    AcceleratorSample,
-    SmiFormatError,
-    with_processes,
-)
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError, with_processes
 
 # "0  NVIDIA H100 80GB HBM3   On" / "0  NVIDIA GeForce RTX 2080 ...  WDDM"
 _GPU_FIRST = re.compile(r"(\d+)\s+(.*?)\s+(\S+)")

@@ -12,11 +12,7 @@ import xml.etree.ElementTree as ElementTree
 
 from tui.parsers.smi.common import integer, is_unknown, number, text_of
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import (
-    AcceleratorProcess,
-    AcceleratorSample,
-    SmiFormatError,
-)
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError
 
 # Where each reading lives, newest driver first; the first known value wins.
 _POWER = ("gpu_power_readings/power_draw", "gpu_power_readings/average_power_draw",
