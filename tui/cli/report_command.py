@@ -12,7 +12,6 @@ from tui.cli.check import loaded_run, unreadable
 from tui.parsers.records import Sample
 from tui.parsers.rollout_dumps import parse_dump
 from tui.report.render import to_html, to_json, to_markdown, to_text
-from tui.report.samples import printed_samples
 from tui.report.verdict import Report, build_report
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.sources.base import SourceError
@@ -41,7 +40,7 @@ async def _build(target: str, log: str | None, rules: list[RuleSpec], goal: floa
     async with loaded_run(target, log, accept_new_host_key, rules) as session:
         if unreadable(session.model):
             return None
-        samples = await printed_samples(session.model, session.source)
+        samples = await session.printed_samples()
         dumped, rollout = await dumped_samples(session.folder)
     return build_report(session.model, session.judge(), dumped or samples, goal, rollout)
 

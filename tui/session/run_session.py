@@ -23,6 +23,10 @@ from typing import Any, Literal
 
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
+from tui.parsers.records import Sample
+from tui.parsers.samples import parse_samples
+from tui.parsers.text import decode
+from tui.report.verdict import SHOWN_SAMPLES
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
@@ -40,6 +44,9 @@ from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.accelerators.snapshot import take_snapshot
 from tui.sources.base import LogSource, Reset, SourceError, Status
 from tui.sources.run_folder import RunFolder, folder_for
+
+# A printed sample block is a prompt and a response: this much text holds one.
+_SAMPLE_BYTES = 256 * 1024
 
 NoticeLevel = Literal["ok", "notice", "error"]
 
@@ -121,6 +128,16 @@ class RunSession:
                 notes.append(f"{snapshot.host}: {snapshot.problem}")
             self.accelerators.add(snapshot.samples, time.time())
         return notes
+
+    async def printed_samples(self) -> list[Sample]:
+        """The newest validation samples the run printed, read by byte range from its log."""
+        samples = []
+        for offset in self.model.sample_offsets[-SHOWN_SAMPLES:]:
+            text = decode(await self.source.read_range(offset, offset + _SAMPLE_BYTES))
+            found = parse_samples(text, offset)
+            if found:
+                samples.append(found[0])
+        return samples
 
     def judge(self, now: float | None = None, budget_s: float | None = None) -> list[Finding]:
         """Judge the run with the rules (within ``budget_s`` seconds, the rest next time:

@@ -227,10 +227,9 @@ class RlwatchApp(App[None]):
         if isinstance(self.screen, ReportScreen):
             return
         from tui.report.render import to_text
-        from tui.report.samples import printed_samples
         from tui.report.verdict import build_report
 
-        samples = await printed_samples(self.model, self.source)
+        samples = await self.session.printed_samples()
         readings = [value for device in self.session.accelerators.devices()
                     for _, value in device.recent("util_pct", 7 * 24 * 3600)]
         report = build_report(self.model, self.findings, samples, target=None, utilisation=readings)
