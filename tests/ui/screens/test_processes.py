@@ -111,7 +111,7 @@ async def test_without_any_accelerator_the_screen_says_so(tmp_path, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_processes(pilot, app, 0)
         assert note_of(app) == [NO_ACCELERATOR, f"{socket.gethostname()}: no accelerator tool found "
-                                                "(looked for nvidia-smi, npu-smi, rocm-smi)"]
+                                                "(looked for nvidia-smi, npu-smi, rocm-smi, amd-smi)"]
 
 
 async def test_a_process_name_is_shown_as_text_never_as_markup(tmp_path, monkeypatch):
