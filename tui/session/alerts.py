@@ -1,4 +1,4 @@
-"""Telling the user once when something goes critical: the bell and ``--on-critical``.
+"""Telling the user once when something goes critical: which findings are new, and ``--on-critical``.
 
 Findings are grouped and re-evaluated on every step, so "new" means a
 (rule, metric) pair that was not critical before; each such pair alerts
@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
-import sys
 
 from tui.durations import word_duration
 from tui.parsers.text import safe_data
@@ -66,9 +65,3 @@ async def run_hook(command: str, finding: Finding, run_label: str) -> str | None
         last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         return f"--on-critical exited with {process.returncode}: {last[0][:200]}"
     return None
-
-
-def ring_bell() -> None:
-    """One BEL on the terminal: tmux marks the window, terminals flash or beep."""
-    sys.__stdout__.write("\a")
-    sys.__stdout__.flush()

@@ -163,11 +163,6 @@ class RemoteLog:
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
 
-    def use_log(self, log: str) -> None:
-        """``--log``: a file inside the run directory (or an absolute path) instead of discovery."""
-        self.path = log if log.startswith("/") else f"{self.target.path.rstrip('/')}/{log}"
-        self._drop_first_backfill()
-
     def _drop_first_backfill(self) -> None:
         if self._first is not None:
             self._first.process.close()
