@@ -54,7 +54,7 @@ def rows(sizes_mb: tuple[int, ...] = (1024,)) -> list[Row]:
             out.append(Row(f"local cold open of a {size} MiB log until all steps are in the model",
                            f"{fast:.2f} s = {fast / grep:.1f}× grep", f"`grep -c step:` {grep:.2f} s",
                            "≤ 3× grep", fast <= 3 * grep))
-            out.append(Row(f"… the same without the grep prefilter (Python scan only)",
+            out.append(Row("… the same without the grep prefilter (Python scan only)",
                            f"{slow:.2f} s = {slow / grep:.1f}× grep", f"`grep -c step:` {grep:.2f} s",
                            "(informative)", True))
             path.unlink()

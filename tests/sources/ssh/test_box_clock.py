@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ import pytest
 from tests.cli.test_status import RLWATCH
 from tests.sources.ssh.test_remote_check import rlwatch
 from tests.sources.ssh.test_remote_follow import following
-from tests.sshd import Sshd
 from tests.support import dashboard_on, header_text, until, wait_for
 from tui.parsers.log_scanner import NEEDLES
 from tui.rules.engine import RuleEngine
@@ -57,31 +55,6 @@ def write(path: Path, first: int, last: int) -> None:
     with open(path, "a") as handle:
         for step in range(first, last + 1):
             handle.write(f"reward chatter for step {step}\n" + LINE.format(step, step % 10))
-
-
-@pytest.fixture
-def box_with(client_home, tmp_path) -> Iterator[Callable[..., str]]:
-    """``box_with(date=SCRIPT, stat=SCRIPT)``: an sshd whose PATH has those wrappers first;
-    returns its alias in the client home."""
-    started: list[Sshd] = []
-
-    def start(**tools: str) -> str:
-        folder = tmp_path / f"box{len(started)}"
-        (folder / "bin").mkdir(parents=True)
-        for name, script in tools.items():
-            (folder / "bin" / name).write_text(script)
-            (folder / "bin" / name).chmod(0o755)
-        box = Sshd(folder / "sshd", [client_home.public_key],
-                   env={"PATH": f"{folder / 'bin'}:/usr/bin:/bin"})
-        started.append(box.start())
-        alias = f"box{box.port}"
-        client_home.add_host(alias, box.port)
-        client_home.trust(box.known_hosts_line())
-        return alias
-
-    yield start
-    for box in started:
-        box.stop()
 
 
 def touch(path: Path, when: str) -> None:

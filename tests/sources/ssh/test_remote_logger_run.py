@@ -23,7 +23,6 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from tests.cli.test_export import accumulated
 from tests.cli.test_targets import tensorboard_only
 from tests.session.test_logger_feeds import write_scalar
-from tests.sources.ssh.test_box_clock import box_with  # noqa: F401 - a fixture
 from tests.sources.ssh.test_remote_check import comparable, rlwatch
 from tests.sources.test_logger_run import JSONL_V06, RESUMED, dumps
 from tests.support import until

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from textual.content import Content
