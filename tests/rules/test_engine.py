@@ -204,3 +204,20 @@ def test_kl_high_skips_a_kl_loss_that_is_zero_because_unused():
                   for s in range(1, 4)])
     (kl,) = findings_of(model)["kl-high"]
     assert kl.metric == "actor/reward_kl_penalty" and kl.count == 3
+
+
+def test_a_failure_after_wandbs_summary_is_still_the_crash():
+    """wandb prints its summary on any exit, so a traceback printed after it is no teardown
+    noise after the run's end (verl's Final validation metrics would be)."""
+    scanner = LogScanner()
+    text = (b"step:1 - critic/score/mean:0.5\n"
+            b"wandb: Run summary:\nwandb: critic/score/mean 0.5\nwandb:\n"
+            b"Traceback (most recent call last):\n  File \"m.py\", line 1, in <module>\n"
+            b"    main()\nRuntimeError: reward server down\n")
+    model = RunModel()
+    model.apply(scanner.feed(text) + scanner.finish(), now=NOW)
+    from tui.parsers.crash_block import read_block  # read as the feed reads the block
+    marker = text.index(b"Traceback")
+    model.apply([read_block(text, 0, marker, "traceback", False)], now=NOW)
+    (crash,) = findings_of(model)["crash"]
+    assert crash.severity == "critical" and crash.exception == "RuntimeError: reward server down"

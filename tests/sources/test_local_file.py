@@ -116,24 +116,29 @@ async def load(source) -> RunModel:
     return model
 
 
-@pytest.mark.parametrize("piece_min_bytes", [1 << 30, 4096], ids=["one grep", "a grep per cpu"])
-@pytest.mark.parametrize("prefix", ["031", "032", "034", "009", "025"])
-async def test_grep_backfill_builds_the_same_model_as_reading_everything(prefix, piece_min_bytes):
+@pytest.mark.parametrize(("matcher", "piece_min_bytes"),
+                         [("grep", 1 << 30), ("grep", 4096), ("hyperscan", 0)],
+                         ids=["one grep", "a grep per cpu", "hyperscan"])
+@pytest.mark.parametrize("prefix", ["031", "032", "034", "009", "025", "008", "018"])
+async def test_prefiltered_backfill_builds_the_same_model_as_reading_everything(
+        prefix, matcher, piece_min_bytes):
     path = verl_log(prefix)
     whole = await load(LocalFile(path))
     filtered = await load(LocalFile(path, prefilter=NEEDLES, grep_min_bytes=0,
-                                    piece_min_bytes=piece_min_bytes))
+                                    piece_min_bytes=piece_min_bytes, matcher=matcher))
     assert repr(filtered.latest()) == repr(whole.latest())
     assert filtered.step_index.ends == whole.step_index.ends
     assert [i.offset for i in filtered.incidents] == [i.offset for i in whole.incidents]
     assert filtered.sample_offsets == whole.sample_offsets
     assert filtered.progress == whole.progress
+    assert filtered.crash_blocks == whole.crash_blocks
 
 
-async def test_grep_backfill_stops_at_the_last_whole_line_and_following_goes_on(tmp_path):
+@pytest.mark.parametrize("matcher", ["grep", "hyperscan"])
+async def test_prefiltered_backfill_stops_at_the_last_whole_line_and_following_goes_on(tmp_path, matcher):
     log = tmp_path / "run.log"
     log.write_bytes(b"chatter\nstep:1 - a:1\nstep:2 - a:")  # step 2 still being written
-    events = await collect(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
+    events = await collect(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0, matcher=matcher))
     lines = [e for e in events if isinstance(e, Lines)]
     assert lines[-1].resume_at == 21
     assert [offset for e in lines for offset, _ in e.lines] == [8]

@@ -63,7 +63,7 @@ class RunModel:
         # What each failure block says, by its first marker's offset, once read.
         self.crash_blocks: dict[int, CrashBlock] = {}
         self._failures: tuple[tuple[int, int, int], list[Failure]] | None = None
-        # Where the last console step line ends and where the run printed its end.
+        # Where the last console step line ends and where the trainer printed its own end.
         self.last_step_line_end = -1
         # The newest step line came from a Ray actor (prefixed), not the driver.
         self.steps_prefixed = False
@@ -100,7 +100,8 @@ class RunModel:
                 self.sample_offsets.append(record.offset)
             elif isinstance(record, RunEndRecord):
                 self.end_marker_seen = True
-                if self.end_marker_offset is None or record.offset > self.end_marker_offset:
+                if not record.by_logger and (self.end_marker_offset is None
+                                             or record.offset > self.end_marker_offset):
                     self.end_marker_offset = record.offset
         self.version += 1
         return True

@@ -94,9 +94,15 @@ class SampleMarkRecord:
 
 @dataclass(frozen=True, slots=True)
 class RunEndRecord:
-    """A line that only a finished run prints (``Final validation metrics``, wandb's summary)."""
+    """A line that only a finished run prints (``Final validation metrics``, wandb's summary).
+
+    ``by_logger``: printed by a logger on the way out (wandb's summary), which it
+    prints on any exit, a crash too: it says the run ended, never that a failure
+    after it came once the training was over.
+    """
 
     offset: int
+    by_logger: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,24 +15,19 @@ import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+from tui.sources import literal_search
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
-from tui.sources.grep_filter import (
-    DD_CAN_CUT,
-    drain,
-    grep_command,
-    grep_piece,
-    in_order,
-    piece,
-    piece_starts,
-)
+from tui.sources.grep_filter import (DD_CAN_CUT, drain, grep_command, grep_piece, in_order, piece,
+                                     piece_starts)
 
 CHUNK_BYTES = 4 * 1024 * 1024
 POLL_SECONDS = 0.2
 # Below this size reading everything is as fast as starting grep.
 GREP_MIN_BYTES = 32 * 1024 * 1024
-# Pre-filtered lines are handed on in batches of about this many bytes.
+# Pre-filtered lines are handed on in batches of about this many bytes (grep's) or lines.
 _LINES_BATCH_BYTES = 1024 * 1024
+_LINES_BATCH_LINES = 8192
 # Grep pieces of a big log smaller than this are not worth a process of their own.
 PIECE_MIN_BYTES = 64 * 1024 * 1024
 # How far past a rough cut the next line start is looked for.
@@ -75,15 +70,20 @@ class LocalFile:
         prefilter: Sequence[bytes] = (),
         grep_min_bytes: int = GREP_MIN_BYTES,
         piece_min_bytes: int = PIECE_MIN_BYTES,
+        matcher: str = "auto",
     ) -> None:
         """``prefilter``: fixed strings every wanted line contains; a big log is
-        then backfilled through grep (``Lines``) instead of read whole."""
+        then backfilled through a literal search (``Lines``) instead of read whole:
+        ``matcher`` ``"hyperscan"`` (in the mapped file), ``"grep"`` (grep pieces), or
+        ``"auto"``, Hyperscan where its bindings are installed."""
         self.path = Path(path)
         self.poll_seconds = poll_seconds
         self.prefilter = tuple(prefilter)
         self.grep_min_bytes = grep_min_bytes
         # The smallest piece worth a grep of its own; a test makes it small to see the cuts.
         self.piece_min_bytes = piece_min_bytes
+        self.matcher = matcher if matcher != "auto" else (
+            "hyperscan" if literal_search.available() else "grep")
 
     @property
     def label(self) -> str:
@@ -113,8 +113,10 @@ class LocalFile:
             stat = os.fstat(handle.fileno())
             identity = _identity(stat)
             offset = start
-            if self._should_grep(start, stat.st_size):
-                async for event in self._grep_backfill(handle, stat.st_size, stat.st_mtime):
+            if self._should_prefilter(start, stat.st_size):
+                backfill = (self._literal_backfill if self.matcher == "hyperscan"
+                            else self._grep_backfill)
+                async for event in backfill(handle, stat.st_size, stat.st_mtime):
                     yield event
                     offset = event.resume_at
             handle.seek(offset)
@@ -143,9 +145,20 @@ class LocalFile:
         finally:
             handle.close()
 
-    def _should_grep(self, start: int, size: int) -> bool:
+    def _should_prefilter(self, start: int, size: int) -> bool:
         return (start == 0 and bool(self.prefilter) and size >= self.grep_min_bytes
-                and shutil.which("grep") is not None)
+                and (self.matcher == "hyperscan" or shutil.which("grep") is not None))
+
+    async def _literal_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
+        """The lines of ``[0, resume_at)`` that hold a needle, found in the mapped file at
+        memory speed (:mod:`tui.sources.literal_search`); see ``_grep_backfill``."""
+        resume_at = _last_line_end(handle, size)
+        search = literal_search.LiteralSearch(self.prefilter)
+        lines = await asyncio.to_thread(search.lines, self.path, resume_at)
+        for at in range(0, len(lines), _LINES_BATCH_LINES):
+            yield Lines(lines[at:at + _LINES_BATCH_LINES], resume_at, mtime)
+        if not lines:
+            yield Lines([], resume_at, mtime)
 
     async def _grep_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
         """Yield grep's matches in ``[0, resume_at)``, where ``resume_at`` ends the

@@ -190,7 +190,7 @@ def test_verls_own_tensorboard_only_run_over_ssh_as_locally(ssh_world, tmp_path)
     for name in ("verl_08_tensorboard_only", "verl_12_running_snapshot"):
         run = without_console(name, tmp_path)
         remote, local, _ = check_both(home, run)
-        assert alike(remote, local) and local["run"]["steps"] >= 8
+        assert alike(remote, local) and local["run"]["steps"] >= 7  # 0–6 of the snapshot
 
 
 def test_a_remote_log_that_is_not_verls_console_does_not_hide_the_logger_files(ssh_world, tmp_path):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tui.parsers.kin.values import kin_value
+
 _QUOTES = "'\""
 _OPEN = "([{"
 _CLOSE = ")]}"
@@ -159,3 +161,19 @@ def _next_dict(text: str, at: int) -> int:
         if nxt < len(text) and text[nxt] in _QUOTES:
             return pos
         at = pos + 1
+
+
+def dict_metrics(text: str, at: int) -> tuple[dict[str, float], int]:
+    """The numbers of the dict whose items start at ``text[at]``, and how many items were
+    dropped: cut off by the end of the line, or unreadable where a number belongs (a
+    quoted string is a label, not a dropped value)."""
+    read, _, _ = read_items(text, at)
+    metrics: dict[str, float] = {}
+    dropped = 0
+    for item in read:
+        value = None if item.cut else kin_value(item.value)
+        if value is None:
+            dropped += item.cut or not item.quoted
+            continue
+        metrics[item.key] = value
+    return metrics, dropped

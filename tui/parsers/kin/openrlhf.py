@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from tui.parsers.kin.dict_literal import read_items
+from tui.parsers.kin.dict_literal import dict_metrics
 from tui.parsers.kin.values import kin_value
 from tui.parsers.records import ProgressRecord, Record, StepRecord
 
@@ -65,11 +65,5 @@ class OpenRlhfLines:
         match = _GLOBAL.search(segment)
         if match is None:
             return None
-        items, _, _ = read_items(segment, match.end())
-        items = [item for item in items if not item.cut]
-        metrics = {}
-        for item in items:
-            value = kin_value(item.value)
-            if value is not None:
-                metrics[item.key] = value
+        metrics, _ = dict_metrics(segment, match.end())
         return [StepRecord(int(match.group(1)), metrics, offset, end)] if metrics else []

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 
-from tui.parsers.kin.dict_literal import read_items
+from tui.parsers.kin.dict_literal import dict_metrics, read_items
 from tui.parsers.kin.values import kin_value
 from tui.parsers.records import ProgressRecord, Record, StepRecord
 
@@ -133,13 +133,7 @@ class SkyRlLines:
         start = segment.find("{'")
         if start < 0:
             return None
-        items, _, _ = read_items(segment, start + 1)
-        items = [item for item in items if not item.cut]
-        metrics = {}
-        for item in items:
-            value = kin_value(item.value)
-            if value is not None:
-                metrics[item.key] = value
+        metrics, _ = dict_metrics(segment, start + 1)
         if "policy_loss" not in metrics:
             return None
         return [StepRecord(self._next_step(), metrics, offset, end)]

@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import re
 
-from tui.parsers.kin.dict_literal import read_items
-from tui.parsers.kin.values import kin_value
+from tui.parsers.kin.dict_literal import dict_metrics
 from tui.parsers.records import Record, StepRecord, TotalStepsRecord
 
 NEEDLES: tuple[bytes, ...] = (
@@ -62,16 +61,7 @@ class SlimeLines:
         match = _LINE.search(segment)
         if match is None:
             return None
-        read, _, _ = read_items(segment, match.end())
-        items = [item for item in read if not item.cut]
-        metrics = {}
-        dropped = len(read) - len(items)
-        for item in items:
-            value = kin_value(item.value)
-            if value is None:
-                dropped += not item.quoted
-                continue
-            metrics[item.key] = value
+        metrics, dropped = dict_metrics(segment, match.end())
         name, number = match.group("name"), int(match.group("n"))
         if name.endswith("step"):
             step = self._rollout if self._rollout is not None else self._perf

@@ -77,7 +77,7 @@ class WandbSummaryLines:
         self._values, self._start, self._header = {}, None, None
         if not values or start is None:
             return []
-        records: list[Record] = [RunEndRecord(header if header is not None else start)]
+        records: list[Record] = [RunEndRecord(header if header is not None else start, by_logger=True)]
         if any_steps:
             return records
         step = next((int(values[k]) for k in _STEP_KEYS if k in values), None)
