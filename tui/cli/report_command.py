@@ -23,7 +23,9 @@ async def dumped_samples(folder: RunFolder | None) -> tuple[list[Sample], list[f
     wrote dumps (``trainer.validation_data_dir`` / ``rollout_data_dir``), here or on the box."""
     samples: list[Sample] = []
     rollout: list[float] | None = None
-    for dump in await folder.dump_dirs() if folder is not None else []:
+    if folder is None:
+        return samples, rollout
+    for dump in await folder.dump_dirs():
         try:
             rows = parse_dump(await folder.read(dump.file_for(dump.steps[-1])))
         except (OSError, SourceError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import time
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 import statistics
 from statistics import median
@@ -28,7 +29,7 @@ from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
 
 
-def matching_keys(patterns: tuple[str, ...] | list[str], keys) -> list[str]:
+def matching_keys(patterns: Sequence[str], keys: Collection[str]) -> list[str]:
     """Keys that match any pattern (``*`` globs allowed), in pattern order, sorted within one."""
     found: list[str] = []
     for pattern in patterns:
@@ -39,7 +40,7 @@ def matching_keys(patterns: tuple[str, ...] | list[str], keys) -> list[str]:
     return found
 
 
-def first_key(patterns, series, skip_zero: bool = False) -> str | None:
+def first_key(patterns: Sequence[str], series: Mapping[str, Series], skip_zero: bool = False) -> str | None:
     """The concept's key in this run: the first alias (or glob match) present; with
     ``skip_zero``, the first whose series is not all zero (an unused alias, see ``live_key``)."""
     matches = matching_keys(patterns, series)
@@ -143,7 +144,7 @@ class RuleEngine:
         return progress.finding
 
 
-def _companions_agree(companions: list[Series | None], step: int) -> bool:
+def _companions_agree(companions: Sequence[Series | None], step: int) -> bool:
     """A printed 0.000 is only zero if its companions (max/min) are zero too.
 
     Pre-v0.5 verl rounds to 3 decimals, so an advantage mean of 0.000 with a

@@ -34,7 +34,7 @@ class Finding:
     # The step of every hit, ascending (the engine judges each series in step
     # order), so the steps table and the step detail can tell which rules a
     # given step broke; 8 bytes a hit.
-    steps: array = field(default_factory=lambda: array("q"), repr=False, compare=False)
+    steps: array[int] = field(default_factory=lambda: array("q"), repr=False, compare=False)
     # A failure's exception line and the byte offset of its block in the log
     # (crash and error findings), so a user can go straight to it.
     exception: str | None = None
@@ -59,10 +59,10 @@ class Finding:
         at = bisect_left(self.steps, step)
         return at < len(self.steps) and self.steps[at] == step
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         """The ``check --json`` form of the finding (a contract)."""
         value = format_value(self.value) if isinstance(self.value, float) else self.value
-        out = {"rule": self.rule, "severity": self.severity, "metric": self.metric,
+        out: dict[str, object] = {"rule": self.rule, "severity": self.severity, "metric": self.metric,
                "first_step": self.first_step, "last_step": self.last_step, "count": self.count,
                "value": value, "message": self.message}
         if self.exception is not None:

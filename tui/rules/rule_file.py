@@ -134,7 +134,7 @@ def apply_overrides(rules: list[RuleSpec], text: str, name: str) -> list[RuleSpe
     return [by_id[rule_id] for rule_id in order]
 
 
-def _tables(text: str, name: str) -> list[dict]:
+def _tables(text: str, name: str) -> list[dict[str, Any]]:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -156,7 +156,7 @@ def _table_line(text: str, index: int) -> int:
     return headers[index] if index < len(headers) else 1
 
 
-def _build(table: dict, where: str) -> RuleSpec:
+def _build(table: dict[str, Any], where: str) -> RuleSpec:
     for required in ("kind", "severity", "metrics", "explain"):
         if required not in table:
             raise RuleFileError(f"{where}: rule {table['id']!r} is new and needs '{required}'")
@@ -169,7 +169,7 @@ def _build(table: dict, where: str) -> RuleSpec:
     return _merge(base, table, where, new=True)
 
 
-def _merge(rule: RuleSpec, table: dict, where: str, new: bool = False) -> RuleSpec:
+def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False) -> RuleSpec:
     if "kind" in table and table["kind"] != rule.kind:
         raise RuleFileError(f"{where}: rule {rule.id!r} is of kind {rule.kind!r}; "
                             "give a new id to define a rule of another kind")

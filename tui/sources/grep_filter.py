@@ -135,7 +135,7 @@ class GrepOutput:
         """A line without grep's ``OFFSET:``: none comes from grep itself."""
 
 
-async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: asyncio.Queue) -> None:
+async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: PieceQueue) -> None:
     """Put a piece's ``(offset, line)`` batches on ``queue`` until its output ends.
 
     Offsets count from ``base`` (the piece's start); lines from ``resume_at``
@@ -147,7 +147,7 @@ async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: 
             queue.put_nowait(batch)
 
 
-async def piece(queue: asyncio.Queue, work: Awaitable[None]) -> None:
+async def piece(queue: PieceQueue, work: Awaitable[None]) -> None:
     """Run ``work`` (which puts a piece's batches on ``queue``), then mark the piece done
     with None; or, when it fails, pass its error on for ``in_order`` to raise.
 
@@ -162,7 +162,7 @@ async def piece(queue: asyncio.Queue, work: Awaitable[None]) -> None:
     queue.put_nowait(None)
 
 
-async def in_order(queues: Sequence[asyncio.Queue]) -> AsyncIterator[list[tuple[int, bytes]]]:
+async def in_order(queues: Sequence[PieceQueue]) -> AsyncIterator[list[tuple[int, bytes]]]:
     """The batches of every piece, piece after piece: the first streams as it comes, later ones
     wait until those before them are done (their output is small: the matching lines).
     A piece that failed raises its error here, before any later piece is read."""
@@ -180,3 +180,7 @@ class _Failed:
 
     def __init__(self, error: BaseException) -> None:
         self.error = error
+
+
+# What a piece's reader queues: batches of ``(offset, line)``, then None at its end, or its error.
+PieceQueue = asyncio.Queue["list[tuple[int, bytes]] | _Failed | None"]

@@ -69,8 +69,11 @@ class LiteralSearch:
     def _match_ends(self, view: memoryview, start: int, stop: int) -> set[int]:
         """Absolute end offsets of the matches in ``view[start:stop]`` (one scratch a thread)."""
         found: list[int] = []
-        self._database.scan(view[start:stop], match_event_handler=lambda _id, _from, to, _flags, _ctx:
-                            found.append(start + to), scratch=self._hs.Scratch(self._database))
+        # The binding scans any buffer (a slice of the mapped file, not copied); its
+        # type stub names only str and bytes.
+        self._database.scan(view[start:stop],  # type: ignore[type-var]
+                            match_event_handler=lambda _id, _from, to, _flags, _ctx: found.append(start + to),
+                            scratch=self._hs.Scratch(self._database))
         return set(found)
 
 

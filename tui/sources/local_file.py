@@ -18,8 +18,8 @@ from pathlib import Path
 from tui.sources import literal_search
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
-from tui.sources.grep_filter import (DD_CAN_CUT, drain, grep_command, grep_piece, in_order, piece,
-                                     piece_starts)
+from tui.sources.grep_filter import (DD_CAN_CUT, PieceQueue, drain, grep_command, grep_piece, in_order,
+                                     piece, piece_starts)
 
 CHUNK_BYTES = 4 * 1024 * 1024
 POLL_SECONDS = 0.2
@@ -180,7 +180,7 @@ class LocalFile:
         processes = [await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env={**os.environ, "LC_ALL": "C"}) for argv in commands]
-        queues = [asyncio.Queue() for _ in processes]
+        queues: list[PieceQueue] = [asyncio.Queue() for _ in processes]
         readers = [asyncio.create_task(piece(queue, self._read_piece(process, start, resume_at, queue)))
                    for process, start, queue in zip(processes, starts, queues)]
         batch: list[tuple[int, bytes]] = []
@@ -201,7 +201,9 @@ class LocalFile:
                 await process.wait()
         yield Lines(batch, resume_at, mtime)
 
-    async def _read_piece(self, process, start: int, resume_at: int, queue: asyncio.Queue) -> None:
+    async def _read_piece(self, process: asyncio.subprocess.Process, start: int, resume_at: int,
+                          queue: PieceQueue) -> None:
+        assert process.stdout is not None  # started with stdout=PIPE
         await drain(process.stdout, start, resume_at, queue)
         if (status := await process.wait()) not in (0, 1):  # 1: no line matched
             raise SourceError(f"{self.path}: grep stopped before the end of the file (status {status})")

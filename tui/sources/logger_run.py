@@ -184,13 +184,19 @@ def local_logger_run(path: Path) -> tuple[LocalLoggerRun, str | None] | None:
     """``path`` as a run of logger files: a verl JSONL, an event file (its directory), or a
     directory searched for them; None for a file that is neither (a console log)."""
     if path.is_dir():
-        files, note, named = choose_logger_run(local_candidates(path), path)
-        return LocalLoggerRun(Path(named), files), note
+        return logger_dir_run(path)
     if is_event_file(path.name):
         return _single(TENSORBOARD, path.parent, path.stat().st_mtime), None
     if is_file_logger_jsonl(path):
         return _single(JSONL, path, path.stat().st_mtime), None
     return None
+
+
+def logger_dir_run(directory: Path) -> tuple[LocalLoggerRun, str | None]:
+    """The run of the newest experiment's logger files under ``directory``, and a line saying
+    which (``NoLogFound`` when it holds none)."""
+    files, note, named = choose_logger_run(local_candidates(directory), directory)
+    return LocalLoggerRun(Path(named), files), note
 
 
 def _single(kind: str, path: Path, mtime: float) -> LocalLoggerRun:

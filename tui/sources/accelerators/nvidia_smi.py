@@ -9,7 +9,7 @@ prints a row per GPU every ``interval`` seconds; processes come from
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from tui.parsers.smi.failures import explain
 from tui.parsers.smi.nvidia_query_csv import (
@@ -69,7 +69,7 @@ class NvidiaSmiPoller:
             await asyncio.sleep(self.process_interval)
             await self._read_processes()
 
-    async def follow(self) -> AsyncIterator[list[AcceleratorSample]]:
+    async def follow(self) -> AsyncGenerator[list[AcceleratorSample], None]:
         """One item per GPU row as nvidia-smi prints it."""
         poll = asyncio.create_task(self._poll_processes())
         junk: list[bytes] = []

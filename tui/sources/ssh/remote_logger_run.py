@@ -42,8 +42,9 @@ class BoxTimes:
     box_now: float | None
     received_at: float
 
-    def here(self, box_mtime: float) -> float | None:
-        if self.box_now is None:
+    def here(self, box_mtime: float | None) -> float | None:
+        """``box_mtime`` on our clock (None: unknown, as is a time the box did not give)."""
+        if self.box_now is None or box_mtime is None:
             return None
         return min(box_mtime + (self.received_at - self.box_now), self.received_at)
 

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from tui.model.aliases import STEP_TIME
@@ -33,7 +34,7 @@ from tui.ui.widgets.step_log import StepLog
 from tui.ui.widgets.step_metrics import StepMetrics
 
 # tab id → the widget that takes the focus when it opens
-_TAB_FOCUS = {"metrics": StepMetrics, "log": StepLog, "dumps": DataTable}
+_TAB_FOCUS: dict[str, type[Widget]] = {"metrics": StepMetrics, "log": StepLog, "dumps": DataTable}
 
 
 def reason_at(finding: Finding, rule: RuleSpec | None, run: RunContext, step: int) -> str:
