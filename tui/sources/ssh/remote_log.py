@@ -329,7 +329,11 @@ class RemoteLog:
                             offset, clock = 0, None  # the stamp was the old file's
                     if data_task in done:
                         break
-                    if not done and not caught_up:
+                    # Caught up: quiet for a moment, and every byte the log held when
+                    # tail started has come. A busy box can be slow to start tail, and
+                    # quiet then means late, not done.
+                    if not done and not caught_up and (clock is None or clock.size is None
+                                                       or offset >= clock.size):
                         caught_up = True
                         yield CaughtUp()
                 data = data_task.result()
