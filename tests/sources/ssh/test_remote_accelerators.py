@@ -94,3 +94,19 @@ async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, c
             [npu, "1 910B4-1", "19341", "VLLMWorker_TP", "58,472 MiB"],
             [gpu, "0 NVIDIA H100 80GB HBM3", "417", "/opt/torch/.venv/bin/python3", "17,476 MiB"]]
     await source.close()
+
+
+async def test_the_boxs_tools_run_over_the_connection_the_log_has_now(client_home, tmp_path):
+    """The log's source makes a new connection when it reconnects; the accelerator tools kept
+    running over the one it had closed, and the box's devices were never read again."""
+    log = tmp_path / "grpo.log"
+    log.write_bytes(verl_log("032").read_bytes()[:4096])
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+    await source.connect()
+    try:
+        host = source.accelerator_host()
+        await source.close()  # as a reconnect does: the old connection goes, a new one comes
+        await source.connect()
+        assert await host.runner.run(["echo", "devices"]) == b"devices\n"
+    finally:
+        await source.close()

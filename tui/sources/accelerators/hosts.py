@@ -37,4 +37,5 @@ async def other_host(host: str, accept_new_host_key: bool) -> AcceleratorHost:
     from tui.sources.ssh.target import RemoteTarget, parse_target
 
     target = parse_target(f"{host}:") or RemoteTarget(host, ".")
-    return AcceleratorHost(SshRunner(await connect(target, accept_new_host_key)), host, False)
+    connection = await connect(target, accept_new_host_key)
+    return AcceleratorHost(SshRunner(lambda: connection), host, False)

@@ -373,7 +373,7 @@ class RemoteLog:
 
     def accelerator_host(self) -> AcceleratorHost:
         """The box itself, over this log's connection (one login serves both)."""
-        return AcceleratorHost(SshRunner(self.connection), self.target.host, False)
+        return AcceleratorHost(SshRunner(lambda: self.connection), self.target.host, False)
 
 
 async def _read_rest(process: Process, start: bytes) -> bytes:
