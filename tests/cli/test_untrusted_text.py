@@ -21,7 +21,7 @@ from tests.hostile import (
     hostile_log,
 )
 from tui.parsers.text import safe_text
-from tui.rules.findings import Finding
+from tui.rules.findings import Finding, Severity
 from tui.session.alerts import run_hook
 
 RLWATCH = Path(sys.executable).parent / "rlwatch"
@@ -120,7 +120,8 @@ def test_export_writes_keys_as_tags_in_their_visible_form(tmp_path):
 async def test_the_hook_gets_json_whose_strings_are_inert(tmp_path):
     out = tmp_path / "got.json"
     message = f"{EVIL_KEY} = nan at step 5: not a finite number"
-    finding = Finding("loss-nan", "critical", EVIL_KEY, 5, 5, 1, float("nan"), message)
+    finding = Finding("loss-nan", Severity.CRITICAL, EVIL_KEY)
+    finding.add_hit(5, float("nan"), message)
     assert await run_hook(f"cat > {out}", finding, f"/runs/{EVIL_DIR}/grpo.log") is None
     raw = out.read_text(encoding="utf-8")
     assert raw.isascii()

@@ -1,6 +1,7 @@
 """The rules over whole real runs, and the engine's incremental bookkeeping."""
 
 import asyncio
+import json
 import math
 
 import pytest
@@ -10,8 +11,9 @@ from tui.cli.check import load
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import IncidentRecord, RunEndRecord, StepRecord
-from tui.rules.engine import RuleEngine
-from tui.rules.rule_file import load_rules
+from tui.rules.engine import JUDGES, RuleEngine
+from tui.rules.findings import Severity
+from tui.rules.rule_file import KIND_PARAMS, load_rules
 
 NOW = 2_000_000_000.0
 
@@ -221,3 +223,13 @@ def test_a_failure_after_wandbs_summary_is_still_the_crash():
     model.apply([read_block(text, 0, marker, "traceback", False)], now=NOW)
     (crash,) = findings_of(model)["crash"]
     assert crash.severity == "critical" and crash.exception == "RuntimeError: reward server down"
+
+
+def test_every_kind_a_rule_file_may_name_has_a_judge_and_no_judge_is_unreachable():
+    assert set(JUDGES) == set(KIND_PARAMS)
+
+
+def test_the_json_form_keeps_its_contract_severity_as_a_word():
+    finding = findings_of(model_of("036"))["loss-nan"][0]
+    assert finding.severity is Severity.CRITICAL
+    assert json.loads(json.dumps(finding.to_json()))["severity"] == "critical"

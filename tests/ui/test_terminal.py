@@ -18,7 +18,7 @@ from tests.corpus import verl_log
 from tests.support import dashboard_on, healthy_then_nan, step_lines, wait_for
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
-from tui.rules.findings import CRITICAL, WARNING, Finding
+from tui.rules.findings import Finding, Severity
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.glyphs import BAR_LEVELS, locale_is_utf8, to_ascii, use_ascii
@@ -132,16 +132,18 @@ def test_a_run_is_named_by_its_directory_and_log(label, name):
     assert run_name(label) == name
 
 
-def finding(rule: str, severity: str) -> Finding:
-    return Finding(rule, severity, None, 1, 1, 1, None, "")
+def finding(rule: str, severity: Severity) -> Finding:
+    made = Finding(rule, severity)
+    made.add_hit(1, None, "")
+    return made
 
 
 def test_the_state_is_the_worst_with_its_first_rule_and_how_many_more():
     assert state_words([]) == "✓ ok"
-    assert state_words([finding("kl-high", WARNING), finding("entropy-low", WARNING)]) == \
+    assert state_words([finding("kl-high", Severity.WARNING), finding("entropy-low", Severity.WARNING)]) == \
         "▲ WARN kl-high +1"
-    assert state_words([finding("loss-nan", CRITICAL), finding("kl-high", WARNING),
-                        finding("loss-nan", CRITICAL)]) == "✖ CRIT loss-nan"
+    assert state_words([finding("loss-nan", Severity.CRITICAL), finding("kl-high", Severity.WARNING),
+                        finding("loss-nan", Severity.CRITICAL)]) == "✖ CRIT loss-nan"
 
 
 def test_the_line_has_step_total_and_reward():

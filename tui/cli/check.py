@@ -15,7 +15,7 @@ from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
-from tui.rules.findings import CRITICAL, WARNING, Finding, worst_severity
+from tui.rules.findings import Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.rules.run_state import run_state
 from tui.session.run_session import RunSession
@@ -117,9 +117,6 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
     return "\n".join(lines)
 
 
-_EXIT_FOR = {None: exit_codes.OK, WARNING: exit_codes.WARNING, CRITICAL: exit_codes.CRITICAL}
-
-
 def run_check(target: str, log: str | None, as_json: bool, rules_file: str | None = None,
               accept_new_host_key: bool = False) -> int:
     """Entry point for ``rlwatch check``."""
@@ -138,4 +135,4 @@ def run_check(target: str, log: str | None, as_json: bool, rules_file: str | Non
         print(json.dumps(safe_data(result)))
     else:
         print(safe_text(render_text(result, session.model, session.findings), multiline=True))
-    return _EXIT_FOR[worst_severity(session.findings)]
+    return exit_codes.for_worst(worst_severity(session.findings))

@@ -22,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 
-from tui.rules.findings import SEVERITIES
+from tui.rules.findings import Severity
 
 _NUMBER = (int, float)
 # kind → {parameter: (accepted types, required, default)}
@@ -65,7 +65,7 @@ class RuleSpec:
 
     id: str
     kind: str
-    severity: str
+    severity: Severity
     metrics: tuple[str, ...]
     explain: str
     source: str = ""
@@ -164,7 +164,7 @@ def _build(table: dict[str, Any], where: str) -> RuleSpec:
     if kind not in KIND_PARAMS:
         raise RuleFileError(f"{where}: rule {table['id']!r}: unknown kind {kind!r} "
                             f"(one of {', '.join(KIND_PARAMS)})")
-    base = RuleSpec(id=table["id"], kind=kind, severity="warning", metrics=(), explain="",
+    base = RuleSpec(id=table["id"], kind=kind, severity=Severity.WARNING, metrics=(), explain="",
                     params={name: default for name, (_, _, default) in KIND_PARAMS[kind].items()})
     return _merge(base, table, where, new=True)
 
@@ -208,10 +208,11 @@ def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False)
 
 def _common(rule_id: str, key: str, value: Any, where: str) -> Any:
     if key == "severity":
-        if value not in SEVERITIES:
+        try:
+            return Severity(value)
+        except ValueError:
             raise RuleFileError(f"{where}: rule {rule_id!r}: severity must be 'warning' or "
-                                f"'critical', not {value!r}")
-        return value
+                                f"'critical', not {value!r}") from None
     if key == "metrics":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise RuleFileError(f"{where}: rule {rule_id!r}: metrics must be a list of strings")

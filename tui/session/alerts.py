@@ -13,7 +13,7 @@ import shlex
 
 from tui.durations import word_duration
 from tui.parsers.text import safe_data
-from tui.rules.findings import CRITICAL, Finding
+from tui.rules.findings import Finding, Severity
 
 # A hook that hangs must not pile up processes: give it this long.
 HOOK_TIMEOUT_S = 30.0
@@ -30,7 +30,7 @@ class CriticalAlerts:
         fresh = []
         for finding in findings:
             key = (finding.rule, finding.metric, finding.value if finding.metric is None else None)
-            if finding.severity == CRITICAL and key not in self._announced:
+            if finding.severity == Severity.CRITICAL and key not in self._announced:
                 self._announced.add(key)
                 fresh.append(finding)
         return fresh

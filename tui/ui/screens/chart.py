@@ -25,7 +25,7 @@ from textual_plotext import Plot, PlotextPlot
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
 from tui.parsers.text import safe_text
 from tui.rules.engine import first_key
-from tui.rules.findings import CRITICAL
+from tui.rules.findings import Severity
 from tui.ui.format import format_exact
 from tui.ui.health import STATE_MARK, hits_at
 from tui.ui.messages import RunUpdated
@@ -213,7 +213,7 @@ class ChartScreen(Screen[None]):
         step = steps[index]
         hits = [f for f in hits_at(run_context(self).findings, step) if f.metric == self.key]
         state = (Content.styled(f"{STATE_MARK[hits[0].severity]} {hits[0].rule}",
-                                "bold $error" if hits[0].severity == CRITICAL else "$warning")
+                                "bold $error" if hits[0].severity == Severity.CRITICAL else "$warning")
                  if hits else Content(""))
         return Content.assemble(head, f"  step {step} = ", (format_exact(values[index]), "bold"),
                                 f"  (point {index + 1} of {len(steps)})  ", state)

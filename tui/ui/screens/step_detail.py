@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from tui.model.aliases import STEP_TIME
 from tui.parsers.text import safe_text
-from tui.rules.findings import CRITICAL, Finding
+from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
 from tui.ui.format import format_exact, format_number
@@ -121,7 +121,7 @@ class StepDetailScreen(Screen[None]):
         if value is not None:
             parts.append(Content(f"{format_number(value)} s"))
         severity = hits[0].severity if hits else None
-        style = {CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
+        style = {Severity.CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
         count = f" {len(hits)} rule{'s' * (len(hits) != 1)} broken" if hits else ""
         parts.append(Content.styled(STATE_MARK[severity] + count, style))
         return Content("  ").join(parts)
@@ -135,7 +135,7 @@ class StepDetailScreen(Screen[None]):
         lines = []
         for finding in hits:
             rule = rules.get(finding.rule)
-            style = "bold $error" if finding.severity == CRITICAL else "$warning"
+            style = "bold $error" if finding.severity == Severity.CRITICAL else "$warning"
             series = run.model.series.get(finding.metric or "")
             value = series.value_at(step) if series is not None else None
             what = safe_text(f"{finding.metric} = {format_exact(value)}") if value is not None else ""

@@ -20,7 +20,7 @@ from textual.widget import Widget
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_text
-from tui.rules.findings import CRITICAL, WARNING
+from tui.rules.findings import Severity
 from tui.ui.format import format_duration, format_number
 from tui.ui.health import STATE_MARK
 
@@ -36,7 +36,7 @@ _STATUS_STYLE: dict[StatusKind, tuple[str, str]] = {
 }
 
 
-_HEALTH_STYLE = {CRITICAL: "$error", WARNING: "$warning", None: "$success"}
+_HEALTH_STYLE = {Severity.CRITICAL: "$error", Severity.WARNING: "$warning", None: "$success"}
 
 
 @dataclass(slots=True)
@@ -96,7 +96,7 @@ class RunHeader(Widget):
         self.clock = clock
         self.facts = RunFacts()
         self.status: tuple[str, StatusKind] | None = None
-        self.health: tuple[str | None, str] | None = None
+        self.health: tuple[Severity | None, str] | None = None
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)
@@ -106,7 +106,7 @@ class RunHeader(Widget):
         self.facts = read_facts(model)
         self.refresh()
 
-    def show_health(self, severity: str | None, text: str) -> None:
+    def show_health(self, severity: Severity | None, text: str) -> None:
         """The rules' verdict on the whole run (worst severity and a few words)."""
         self.health = (severity, safe_text(text))
         self.refresh()
