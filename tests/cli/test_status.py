@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.corpus import verl_log
 from tests.sshd import ClientHome, Sshd, find_sshd
-from tests.support import healthy_then_nan, metric, packages_loaded_by, step_lines
+from tests.support import RLWATCH, healthy_then_nan, metric, packages_loaded_by, step_lines
 from tui.cli.status_command import status_line
 from tui.cli.status_state import MIN_CONTEXT_STEPS, cache_path
 from tui.cli.targets import OpenedTarget
@@ -21,8 +20,6 @@ from tui.rules.rule_file import load_rules
 from tui.sources.base import Data
 from tui.sources.local_file import LocalFile
 from tui.ui.format import format_number
-
-RLWATCH = Path(sys.executable).parent / "rlwatch"
 
 
 def status(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess:

@@ -105,7 +105,7 @@ def test_report_in_every_format_shows_the_sequences_inert(tmp_path):
 
 
 def test_export_writes_keys_as_tags_in_their_visible_form(tmp_path):
-    from tests.cli.test_export import read_back
+    from tests.support import read_back
 
     out = tmp_path / "tb"
     done = rlwatch(tmp_path, "export", str(hostile_run(tmp_path)), "--tensorboard", str(out))

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from tests.corpus import verl_log
+from tests.support import NOW, findings_of, model_of
 from tui.cli.check import load
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
@@ -14,24 +15,6 @@ from tui.parsers.records import IncidentRecord, RunEndRecord, StepRecord
 from tui.rules.engine import JUDGES, RuleEngine
 from tui.rules.findings import Severity
 from tui.rules.rule_file import KIND_PARAMS, load_rules
-
-NOW = 2_000_000_000.0
-
-
-def model_of(prefix: str, written_at: float = NOW) -> RunModel:
-    scanner = LogScanner()
-    model = RunModel()
-    data = verl_log(prefix).read_bytes()
-    model.apply(scanner.feed(data) + scanner.finish(), now=written_at)
-    model.note_write(written_at)
-    return model
-
-
-def findings_of(model: RunModel, now: float = NOW) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for finding in RuleEngine(load_rules()).evaluate(model, now):
-        out.setdefault(finding.rule, []).append(finding)
-    return out
 
 
 @pytest.mark.parametrize("prefix", ["029", "030", "031", "032", "033", "034", "035"])

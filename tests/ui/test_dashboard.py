@@ -13,7 +13,19 @@ import os
 from textual.geometry import Region
 from textual.widgets import Sparkline
 
-from tests.support import RUN, dashboard_on, header_text, metric, open_app, panel, shown_step, stats_text, step_lines, text_of, wait_for
+from tests.support import (
+    RUN,
+    dashboard_on,
+    header_text,
+    metric,
+    open_app,
+    panel,
+    shown_step,
+    stats_text,
+    step_lines,
+    text_of,
+    wait_for,
+)
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.sources.base import Data, SourceError, Status
 from tui.ui.screens.dashboard import DashboardScreen
@@ -191,7 +203,7 @@ async def test_a_run_with_only_logger_files_fills_the_dashboard_and_follows_them
     import json
     import shutil
 
-    from tests.session.test_logger_feeds import JSONL, RESUMED
+    from tests.support import JSONL, RESUMED
     from tui.sources.logger_run import local_logger_run
 
     shutil.copytree(RESUMED, tmp_path / "tensorboard_log" / "proj" / "exp")

@@ -7,7 +7,16 @@ import json
 
 from textual.widgets import DataTable
 
-from tests.support import RecordingApp, dashboard_on, header_text, healthy_then_nan, panel, step_lines, text_of, wait_for
+from tests.support import (
+    RecordingApp,
+    dashboard_on,
+    header_text,
+    healthy_then_nan,
+    panel,
+    step_lines,
+    text_of,
+    wait_for,
+)
 from tui.sources.local_file import LocalFile
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.report import ReportScreen

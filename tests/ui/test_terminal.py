@@ -15,7 +15,7 @@ from textual.binding import Binding
 import tui.ui.screens
 import tui.ui.widgets
 from tests.corpus import verl_log
-from tests.support import dashboard_on, healthy_then_nan, step_lines, wait_for
+from tests.support import RecordingDriver, dashboard_on, healthy_then_nan, step_lines, wait_for
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.rules.findings import Finding, Severity
@@ -80,20 +80,6 @@ def test_ascii_the_flag_then_the_settings_then_the_locale():
 
 
 # -- the driver: title and translation -----------------------------------------
-
-
-class RecordingDriver:
-    """Stands in for Textual's platform driver: records what would reach the terminal."""
-
-    def __init__(self) -> None:
-        self.written: list[str] = []
-        self.stopped = False
-
-    def write(self, data: str) -> None:
-        self.written.append(data)
-
-    def stop_application_mode(self) -> None:
-        self.stopped = True
 
 
 def test_the_title_saves_the_shells_title_first_and_restores_it_on_exit():

@@ -20,9 +20,18 @@ from tests.hostile import (
     controls_in,
     hostile_log,
 )
-from tests.support import RecordingApp, dashboard_on, open_app, shown_step, text_of, wait_for
-from tests.ui.test_drilldown import go_to_step, open_detail, open_steps
-from tests.ui.test_terminal import RecordingDriver
+from tests.support import (
+    RecordingApp,
+    RecordingDriver,
+    dashboard_on,
+    go_to_step,
+    open_app,
+    open_detail,
+    open_steps,
+    shown_step,
+    text_of,
+    wait_for,
+)
 from tui.ui.app import RlwatchApp
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.terminal import clean_title, rlwatch_driver
@@ -124,7 +133,7 @@ async def test_dumps_and_the_chart_of_an_evil_key_show_it_inert(tmp_path):
     import json
 
     from tests.hostile import ALL
-    from tests.ui.test_drilldown import highlight_metric
+    from tests.support import highlight_metric
     from tui.sources.local_file import LocalFile
     from tui.ui.screens.chart import ChartScreen
     from tui.ui.widgets.step_dumps import StepDumps
@@ -166,7 +175,7 @@ async def test_smi_names_and_tool_errors_show_inert_in_the_strip_and_processes(t
     import time
 
     from tests.hostile import ALL
-    from tests.ui.screens.test_processes import app_on, open_processes, rows_of
+    from tests.support import app_on, open_processes, rows_of
     from tui.model.accelerators import AcceleratorHistory
     from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
 

@@ -14,14 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.parsers.smi.corpus_files import A3, H100_CAPTURE, H100_REAL, SMI
-from tests.parsers.smi.test_nvidia_query_csv import H100_REAL_FIELDS
+from tests.support import H100_REAL_FIELDS
 from tui.parsers.smi.amd_smi_table import parse_amd_table
 from tui.parsers.smi.npu_smi_fields import parse_fields
 from tui.parsers.smi.npu_smi_info import parse_info
 from tui.parsers.smi.nvidia_query_csv import parse_compute_apps, parse_gpus
 from tui.parsers.smi.records import SmiFormatError
 from tui.parsers.smi.rocm_smi_json import parse_rocm_json
-
 
 # File-name part → the grammar that reads it (errors and cut files included: they must give a status).
 GRAMMARS = {

@@ -27,7 +27,7 @@ from pynvml import (  # noqa: F401
     nvmlMemory_v2,
 )
 
-from tests.parsers.smi.test_real_gpu import READINGS
+from tests.support import READINGS
 
 MIB = 2**20
 

@@ -13,9 +13,8 @@ from textual.widgets import DataTable
 from tests.corpus import verl_log
 from tests.sources.accelerators.conftest import H100_REAL, NPU_910B4_BUSY
 from tests.sources.accelerators.replay import install
-from tests.sources.ssh.test_remote_check import rlwatch
 from tests.sshd import Sshd
-from tests.support import dashboard_on, text_of, wait_for
+from tests.support import dashboard_on, rlwatch_as, text_of, wait_for
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
@@ -52,7 +51,7 @@ def boxes(ssh_world, tmp_path) -> Iterator[Callable[[str, dict], str]]:
 def test_check_reads_the_boxs_gpus_over_the_runs_connection(ssh_world, boxes):
     home, _, _ = ssh_world
     alias = boxes("nvidia-smi", H100_REAL)
-    done = rlwatch(home, "check", f"{alias}:{verl_log('036')}", "--json")
+    done = rlwatch_as(home, "check", f"{alias}:{verl_log('036')}", "--json")
     assert done.returncode == 2, done.stderr
     (gpu,) = json.loads(done.stdout)["accelerators"]
     assert gpu["host"] == alias and "H100" in gpu["name"]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support import dashboard_on
-from tests.ui.test_drilldown import first_steps, worst_sample_of_step_2, write_dumps
+from tests.support import dashboard_on, first_steps, worst_sample_of_step_2, write_dumps
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget

@@ -15,16 +15,17 @@ import sys
 
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from tests.cli.test_export import bits, read_back
-from tests.session.test_logger_feeds import (
+from tests.support import (
     JSONL,
     RESUMED,
+    bits,
+    comparable,
+    read_back,
     three_decimal_run,
+    until,
+    write_dumps,
     write_scalar,
 )
-from tests.sources.ssh.test_remote_check import comparable
-from tests.support import until
-from tests.ui.test_drilldown import write_dumps
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES

@@ -8,14 +8,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 from tests.sshd import Sshd, processes_mentioning
-from tests.support import until
-from tui.model.run_model import RunModel
-from tui.parsers.log_scanner import NEEDLES
-from tui.session.feed import Feed
+from tests.support import following, until
 from tui.sources.base import CaughtUp, Data, Status
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
@@ -27,21 +22,6 @@ def write(path, first: int, last: int) -> None:
     with open(path, "a") as handle:
         for step in range(first, last + 1):
             handle.write(f"reward chatter for step {step}\n" + LINE.format(step, step % 10))
-
-
-@asynccontextmanager
-async def following(log, on_status=None, host: str = "gpu") -> AsyncIterator[RunModel]:
-    """A model fed by a RemoteLog of ``log`` through the ``host`` alias, following until the block ends."""
-    source = RemoteLog(RemoteTarget(host, str(log)), NEEDLES)
-    await source.connect()
-    model = RunModel()
-    task = asyncio.create_task(Feed(source, model, on_status=on_status).run(follow=True))
-    try:
-        yield model
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await source.close()
 
 
 async def test_appended_lines_arrive_within_a_second_and_no_tail_is_left(client_home, tmp_path):

@@ -6,16 +6,13 @@ from __future__ import annotations
 import socket
 import time
 
-from textual.widgets import DataTable
-
 from tests.sources.accelerators.conftest import (
     H100_MIG,
     NO_DRIVER,
     NPU_310P,
     NPU_910B4_BUSY,
 )
-from tests.sources.accelerators.replay import install, path_with
-from tests.support import dashboard_on, open_app, step_lines, text_of, wait_for
+from tests.support import app_on, dashboard_on, open_processes, text_of, wait_for
 from tui.model.accelerators import AcceleratorHistory
 from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
 from tui.ui.app import RlwatchApp
@@ -30,34 +27,9 @@ from tui.ui.screens.processes import (
 )
 
 
-def rows_of(app: RlwatchApp) -> list[list[str]]:
-    table = app.screen.query_one(DataTable)
-    return [[str(cell) for cell in table.get_row_at(row)] for row in range(table.row_count)]
-
-
 def note_of(app: RlwatchApp) -> list[str]:
     """The lines under the table, as drawn."""
     return [line.strip() for line in text_of(app.screen.query_one("#note")).splitlines()]
-
-
-def app_on(tmp_path, monkeypatch, tool: str | None = None, config: dict | None = None) -> RlwatchApp:
-    """The app on a three-step log, with ``tool`` replaying ``config`` as this machine's only
-    accelerator tool (none at all without one)."""
-    if tool is not None:
-        install(tmp_path / "bin", tool, config)
-    monkeypatch.setenv("PATH", path_with(tmp_path / "bin"))
-    log = tmp_path / "grpo.log"
-    log.write_bytes(b"".join(step_lines(3)))
-    return open_app(log)
-
-
-async def open_processes(pilot, app: RlwatchApp, rows: int) -> list[list[str]]:
-    """Press ``p`` on the dashboard and wait for ``rows`` rows."""
-    await pilot.press("p")
-    await wait_for(pilot, lambda: isinstance(app.screen, ProcessesScreen), "the processes screen")
-    await wait_for(pilot, lambda: app.screen.query_one(DataTable).row_count == rows, f"{rows} rows",
-                   timeout=20)
-    return rows_of(app)
 
 
 async def test_p_lists_the_processes_on_a_recorded_h100(tmp_path, monkeypatch):
