@@ -62,6 +62,7 @@ class CountingSource:
     def __init__(self, path: Path, **options) -> None:
         self.file = LocalFile(path, **options)
         self.reads: list[tuple[int, int]] = []
+        self.logger_files = None
 
     @property
     def label(self) -> str:

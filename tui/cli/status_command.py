@@ -77,7 +77,7 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
     """The line for the run behind ``opened`` and its worst severity, updating the kept state."""
     source = opened.source
     await source.connect()
-    if getattr(source, "logger_files", None) is not None:
+    if source.logger_files is not None:
         return await _logger_run_line(source, rules)
     try:
         state = load_state(cache_dir, source.label)

@@ -18,8 +18,17 @@ from pathlib import Path
 from tui.sources import literal_search
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
-from tui.sources.grep_filter import (DD_CAN_CUT, PieceQueue, drain, grep_command, grep_piece, in_order,
-                                     piece, piece_starts)
+from tui.sources.grep_filter import (
+    DD_CAN_CUT,
+    PieceQueue,
+    drain,
+    grep_command,
+    grep_piece,
+    in_order,
+    piece,
+    piece_starts,
+)
+from tui.sources.run_files import LoggerFiles
 
 CHUNK_BYTES = 4 * 1024 * 1024
 POLL_SECONDS = 0.2
@@ -77,6 +86,7 @@ class LocalFile:
         ``matcher`` ``"hyperscan"`` (in the mapped file), ``"grep"`` (grep pieces), or
         ``"auto"``, Hyperscan where its bindings are installed."""
         self.path = Path(path)
+        self.logger_files: LoggerFiles | None = None  # a console log is the run itself
         self.poll_seconds = poll_seconds
         self.prefilter = tuple(prefilter)
         self.grep_min_bytes = grep_min_bytes
