@@ -88,13 +88,26 @@ async def follow_figures(alias: str, log: Path, samples: int = 40) -> tuple[floa
     return statistics.quantiles(latencies, n=20)[-1], idle
 
 
-async def measure(size_mb: int) -> list[Row]:
+CHATTER = Path(__file__).resolve().parents[2] / "shared" / "bench" / "chatter_log.py"
+
+
+def build_workload(log: Path, size_mb: int, workload: str) -> None:
+    """bench/make_log.py's log, or the seed-001 chatter around the same real step lines."""
+    if workload == "make":
+        build(log, size_mb * 1024 * 1024)
+        return
+    real = next((CHATTER.parents[1] / "corpus" / "verl_logs").glob("032_*.log"))
+    subprocess.run([sys.executable, str(CHATTER), str(real), str(log), str(size_mb)], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+async def measure(size_mb: int, workload: str = "make") -> list[Row]:
     import os
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         log = root / "grpo.log"
-        build(log, size_mb * 1024 * 1024)
+        build_workload(log, size_mb, workload)
         size = log.stat().st_size
         home = ClientHome(root / "home")
         server = Sshd(root / "sshd", [home.public_key]).start()
@@ -124,7 +137,7 @@ async def measure(size_mb: int) -> list[Row]:
             await proxy.stop()
             server.stop()
     return [
-        Row(f"remote: start → all steps loaded, {size_mb} MiB log, loopback sshd",
+        Row(f"remote: start → all steps loaded, {size_mb} MiB {workload} log, loopback sshd",
             f"{ours:.2f} s = {ours / base:.2f}× baseline", f"`ssh host grep -c step: log` {base:.2f} s",
             "≤ 1.5×", ours <= 1.5 * base),
         Row("remote: bytes received during that backfill", f"{received / 1e6:.2f} MB = "
@@ -141,7 +154,10 @@ async def measure(size_mb: int) -> list[Row]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size-mb", type=int, default=1024)
-    rows = asyncio.run(measure(parser.parse_args().size_mb))
+    parser.add_argument("--workload", choices=("make", "chatter"), default="make",
+                        help="bench/make_log.py's log, or ../shared/bench/chatter_log.py's (seed 001)")
+    args = parser.parse_args()
+    rows = asyncio.run(measure(args.size_mb, args.workload))
     print_table(rows, "loopback sshd on this machine")
 
 

@@ -206,7 +206,9 @@ def tensorboard_only(tmp_path: Path) -> Path:
     """A run directory as verl leaves it with trainer.logger=['tensorboard'] and no kept
     console: the resumed fixture (two event files) for proj/exp, and an older experiment."""
     run = tmp_path / "run"
-    shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp")
+    # copytree keeps the fixture's mtimes (when the checkout was made): written just now
+    # instead, as a live run's are, so "newest" does not depend on the checkout's age.
+    shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp", copy_function=shutil.copy)
     tensorboardx_run(run / "tensorboard_log" / "proj" / "older", range(3), age_s=3600)
     return run
 

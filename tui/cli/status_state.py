@@ -117,6 +117,7 @@ class StatusState:
         records = [*(r for r in (self.total, self.progress) if r is not None), *self.steps,
                    *self.incidents, *self.blocks, *(r for r in (self.end,) if r is not None)]
         model.apply(records, self.newest_seen_at or 0.0)
+        model.read_to = self.read_to
         if self.last_write_at is not None:
             model.note_write(self.last_write_at)
         return model

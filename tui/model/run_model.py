@@ -68,6 +68,8 @@ class RunModel:
         self.last_step_line_end = -1
         # The newest step line came from a Ray actor (prefixed), not the driver.
         self.steps_prefixed = False
+        # How far into the log the bytes have been read (the source's reader keeps it).
+        self.read_to = 0
         self.end_marker_offset: int | None = None
         self.sample_offsets: list[int] = []
         self.dropped_items = 0

@@ -16,15 +16,16 @@ sample:
   exception line printed is the one that propagated;
 * every line of one process carries the same prefix (Ray's ``(WorkerDict
   pid=7)``, torchrun's ``[rank3]:``); lines of other processes are
-  interleaved and are skipped;
+  interleaved and are skipped, their step lines too (Ray forwards a Ray
+  actor's step line into the middle of the driver's traceback);
 * tqdm bars redrawn with ``\\r`` land inside and in front of those lines;
 * a C++ abort says ``terminate called after throwing…`` and then ``what():``;
 * Python's ``Exception ignored in: …`` before a traceback means it was
   ignored: such a block is harmless.
 
 The block ends at its exception line once what follows is neither a chained
-traceback nor an indented continuation, at a training step line, or after a
-bounded number of lines. It is pure: bytes in, a :class:`CrashBlock` out.
+traceback nor an indented continuation, at a training step line of the same
+process, or after a bounded number of lines. It is pure: bytes in, a :class:`CrashBlock` out.
 """
 
 from __future__ import annotations
@@ -139,8 +140,6 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
         lookahead -= 1
         for line_prefix, text in _logical_lines(decode(raw_bytes)):
             stripped = text.strip()
-            if number > 0 and find_step(stripped) is not None:
-                return finish()  # the run went on: whatever this was, it is over
             if prefix is None:
                 prefix = line_prefix
             elif line_prefix != prefix:
@@ -149,6 +148,8 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
                     return finish()
                 continue  # another process's line, interleaved
             foreign = 0
+            if number > 0 and find_step(stripped) is not None:
+                return finish()  # this process went on: whatever this was, it is over
             found = incidents.match_incident(stripped, line_start)
             if found is not None:
                 causes.append((found.kind, stripped))

@@ -7,8 +7,9 @@ a finished run. What makes a crash is a failure the run did not go on after:
 * **crashed** — failure blocks after the last step line, and the run had not
   printed its own end before them. The cause named is the first block that
   says why a process died (out of memory, a collective timeout, a signal, a
-  kill), else the first block: later ones are usually other ranks and the
-  driver reporting the same death.
+  kill), else the first block that ends on an exception line, else the
+  first: later ones are usually other ranks and the driver reporting the
+  same death.
 * **survived** — a failure with steps after it (the run went on), after the
   run printed its own end (teardown), or one that says nothing fatal on its
   own (the raylet's "A worker died or was killed", printed for restarted
@@ -18,6 +19,11 @@ a finished run. What makes a crash is a failure the run did not go on after:
   a step or two follow it: Ray forwards its actors' output asynchronously,
   so the last step lines and verl's final print often land after the
   driver's traceback;
+* a traceback or Ray task error after the last step that the log goes on past
+  for more than ``WENT_ON_BYTES`` of ordinary output was lived through: the
+  process that printed it was still printing (a reward function's handled
+  error, a server's logged request error); whether the run is hung is then the
+  stall rule's call;
 * a failure after the last step whose exception the run has already gone on
   after twice or more (a reward function that raises every few samples) is
   taken as one more of those while the log grows; a hung run is caught by
@@ -45,6 +51,12 @@ from tui.parsers.incidents import (
 RECURRING = 2
 # How many step lines Ray may still forward after the driver has died.
 LATE_STEPS = 2
+# A process that kept printing this much after a traceback lived through it: a crash's
+# tail (other ranks' copies, Ray's teardown, wandb's summary, a job's re-printed last
+# logs) is a few tens of KiB at most, while verbose reward functions print that in seconds.
+WENT_ON_BYTES = 128 * 1024
+# Failures that say only that an exception was raised, not that a process died.
+_GENERIC = (TRACEBACK, RAY_ERROR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +92,18 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
             (faint if weak(failure.text) else fatal).append(failure)
         else:
             survived.append(failure)
+    if fatal and all(f.kind in _GENERIC and not _ended_the_driver(model, f) for f in fatal):
+        last_end = max(f.block.end if f.block is not None else f.offset + 1 for f in fatal)
+        if model.read_to - last_end > WENT_ON_BYTES:
+            survived, fatal = survived + fatal, []
     if not fatal:
         return Failures(None, (), tuple(survived + faint), tuple(after_end))
-    # The first block that says why a process died, one with its exception line
-    # before one without; else the first block.
+    # The first block that says why a process died, else the first; one that ends
+    # on an exception line before one that does not (a Hydra header whose traceback
+    # Ray's forwarded lines cut off says less than the traceback after them).
     roots = [f for f in fatal if f.kind in ROOT_CAUSES]
-    cause = min(roots, key=lambda f: (CAUSE_ORDER.index(f.kind), f.block is None
-                                      or f.block.exception_offset is None)) if roots else fatal[0]
+    cause = min(roots or fatal, key=lambda f: (
+        CAUSE_ORDER.index(f.kind) if roots else 0, not _names_an_exception(f)))
     name = exception_name(cause.text)
     recurring = sum(1 for f in survived if exception_name(f.text) == name)
     if cause.kind not in (TRACEBACK, RAY_ERROR) or recurring < RECURRING:
@@ -106,3 +123,8 @@ def _ended_the_driver(model: RunModel, failure: Failure) -> bool:
 
 
 HYDRA_ERROR_TEXT = "Error executing job with overrides"
+
+
+def _names_an_exception(failure: Failure) -> bool:
+    """Its block was read and ends on a line that says what failed."""
+    return failure.block is not None and failure.block.exception_offset is not None

@@ -52,12 +52,14 @@ class Feed:
         async for event in self.source.stream(self.scanner.consumed, follow):
             if isinstance(event, Data):
                 self.model.note_write(event.mtime if event.mtime is not None else self.clock())
+                self.model.read_to = max(self.model.read_to, event.offset + len(event.data))
                 await self._ingest(event.data)
             elif isinstance(event, Lines):
                 records = []
                 for offset, line in event.lines:
                     records.extend(self.scanner.scan_line(line, offset))
                 self.scanner.skip_to(event.resume_at)
+                self.model.read_to = max(self.model.read_to, event.resume_at)
                 if event.mtime is not None:
                     self.model.note_write(event.mtime)
                 self._fold(records)

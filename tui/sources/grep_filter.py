@@ -23,6 +23,11 @@ DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes
 # lines in ../shared/corpus/verl_logs: each is over 0.5% of it), most common first;
 # any other byte is rarer than all of these.
 COMMON_LOG_BYTES = b" eatsrnimod0pl6[_u\x1bc3#hkg12f=8()'.5:,y/47T9bvR"
+# Reward functions print separator lines ("=" * 80, "-" * 80: seed 001's CoLA function,
+# ../shared/bench/chatter_log.py), so in the chatter of a verbose run these bytes are as
+# common as a space: a needle that starts with one is grep's slowest (a quarter of its
+# time on that workload for "-side assert"), wherever the corpus logs rank them.
+SEPARATOR_BYTES = b"=-"
 # A needle cut shorter than this would match chatter by chance.
 _MIN_NEEDLE = 6
 
@@ -42,7 +47,8 @@ def grep_needles(needles: Sequence[bytes]) -> tuple[bytes, ...]:
     """
     def rarity(start: int, needle: bytes) -> tuple[int, int]:
         """Higher for a rarer first byte, then for a longer suffix."""
-        rank = COMMON_LOG_BYTES.find(needle[start:start + 1])
+        first = needle[start:start + 1]
+        rank = 0 if first in SEPARATOR_BYTES else COMMON_LOG_BYTES.find(first)
         return (len(COMMON_LOG_BYTES) if rank < 0 else rank, -start)
 
     chosen = []

@@ -53,13 +53,13 @@ from tui.parsers.records import Record, RunEndRecord, StepRecord, TotalStepsReco
 
 # The bullet is grepped without its indent: grep searches from a needle's first
 # byte, and a space first is the slowest start of all (``  • `` cost a quarter of
-# grep's time on a 400 MB chatter log, ``• `` nothing). ``= Step `` costs more on
-# chatter full of ``=====`` rules (seed 001's reward prints: +60%), but every other
+# grep's time on a 400 MB chatter log, ``• `` nothing). The banner's ``== Step `` costs
+# more on chatter full of ``=====`` rules (seed 001's reward prints), but every other
 # part of the banner holds the step number, and ``Step 1``… would bring every
-# "Step 1:" of printed reasoning along.
+# "Step 1:" of printed reasoning along (NeMo-RL draws its rules 25 ``=`` long).
 NEEDLES: tuple[bytes, ...] = (
-    b"= Step ",
-    b"= Epoch ",
+    b"== Step ",
+    b"== Epoch ",
     "\u2022 ".encode(),
     b"stopping training early",
 )
@@ -100,7 +100,7 @@ class NemoRlLines:
         self._seen = False
 
     def parse(self, segment: str, offset: int, end: int) -> list[Record] | None:
-        if "= Step " in segment or "= Epoch " in segment:
+        if "== Step " in segment or "== Epoch " in segment:
             return self._banner(segment, offset)
         if "\u2022 " in segment:
             return self._bullet(segment, offset, end)

@@ -1,0 +1,64 @@
+"""Did the run crash? Failures judged against where the steps stopped and what followed them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.corpus import verl_log
+from tui.feed import Feed
+from tui.model.run_model import RunModel
+from tui.rules.crash import WENT_ON_BYTES, judge_failures
+from tui.sources.local_file import LocalFile
+
+STEPS = b"".join(b"step:%d - critic/score/mean:0.5 - timing_s/step:10\n" % n for n in range(1, 4))
+TRACEBACK = (b"Traceback (most recent call last):\n  File \"reward.py\", line 9, in score\n"
+             b"    return judge(answer)\nRuntimeError: judge server timed out\n")
+# What a verbose reward function prints for every sample it scores (seed 001's CoLA prints).
+CHATTER = ("=" * 80 + "\n[模型思考过程为]\nthe sentence is acceptable because the verb agrees\n").encode()
+
+
+def judged(tmp_path, text: bytes):
+    log = tmp_path / "run.log"
+    log.write_bytes(text)
+    model = RunModel()
+    asyncio.run(Feed(LocalFile(log), model).run(follow=False))
+    return judge_failures(model)
+
+
+def test_a_traceback_after_the_last_step_is_the_crash(tmp_path):
+    found = judged(tmp_path, STEPS + TRACEBACK + CHATTER * 10)
+    assert found.cause is not None and found.cause.text == "RuntimeError: judge server timed out"
+    assert found.cause.step == 3 and not found.survived
+
+
+def test_a_traceback_the_steps_went_on_after_was_survived(tmp_path):
+    found = judged(tmp_path, STEPS + TRACEBACK + b"step:4 - critic/score/mean:0.6\n")
+    assert found.cause is None and [f.step for f in found.survived] == [3]
+
+
+def test_a_process_that_printed_on_for_long_after_a_traceback_lived_through_it(tmp_path):
+    # The next step is not out yet, but the reward function has printed 128 KiB+ since:
+    # its error was handled; the stall rule, not the crash rule, says if the run hangs.
+    went_on = CHATTER * (WENT_ON_BYTES // len(CHATTER) + 2)
+    assert judged(tmp_path, STEPS + TRACEBACK + went_on).cause is None
+    # A process that dies of an OOM is dead however much its neighbours print after.
+    oom = verl_log("018").read_bytes() + b"\n"
+    assert judged(tmp_path, STEPS + oom + went_on).cause.kind == "oom"
+
+
+def test_the_cause_is_the_failure_that_says_why_a_process_died(tmp_path):
+    killed = b"run.sh: line 12: 4242 Killed                  python3 -m verl.trainer.main_ppo\n"
+    found = judged(tmp_path, STEPS + TRACEBACK + killed)
+    assert found.cause.kind == "killed" and len(found.fatal) == 2
+
+
+def test_an_exception_python_ignored_is_no_failure(tmp_path):
+    ignored = b"Exception ignored in: <function Worker.__del__ at 0x7f00>\n" + TRACEBACK
+    assert judged(tmp_path, STEPS + ignored).cause is None
+
+
+def test_the_same_error_the_run_went_on_after_twice_is_presumed_survived_again(tmp_path):
+    step = b"step:%d - critic/score/mean:0.5\n"
+    text = STEPS + TRACEBACK + step % 4 + TRACEBACK + step % 5 + TRACEBACK
+    found = judged(tmp_path, text)
+    assert found.cause is not None and found.recurring == 2
