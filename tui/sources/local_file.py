@@ -83,7 +83,7 @@ class LocalFile:
     ) -> None:
         """``prefilter``: fixed strings every wanted line contains; a big log is
         then backfilled through a literal search (``Lines``) instead of read whole:
-        ``matcher`` ``"hyperscan"`` (in the mapped file), ``"grep"`` (grep pieces), or
+        ``matcher`` ``"hyperscan"`` (read in chunks and scanned here), ``"grep"`` (grep pieces), or
         ``"auto"``, Hyperscan where its bindings are installed."""
         self.path = Path(path)
         self.logger_files: LoggerFiles | None = None  # a console log is the run itself
@@ -160,7 +160,7 @@ class LocalFile:
                 and (self.matcher == "hyperscan" or shutil.which("grep") is not None))
 
     async def _literal_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
-        """The lines of ``[0, resume_at)`` that hold a needle, found in the mapped file at
+        """The lines of ``[0, resume_at)`` that hold a needle, found by Hyperscan at
         memory speed (:mod:`tui.sources.literal_search`); see ``_grep_backfill``."""
         resume_at = _last_line_end(handle, size)
         search = literal_search.LiteralSearch(self.prefilter)
