@@ -24,6 +24,7 @@ CORPUS_RUN = (Path(__file__).resolve().parents[2] / "shared" / "corpus" / "verl_
 
 
 async def idle_share(seconds: float) -> float:
+    from tui.session.run_session import RunSession
     from tui.sources.local_file import LocalFile
     from tui.ui.app import RlwatchApp
 
@@ -37,9 +38,9 @@ async def idle_share(seconds: float) -> float:
         os.environ["PATH"] = path_with(Path(folder) / "bin")
         log = Path(folder) / "run.log"
         log.write_bytes(CORPUS_RUN.read_bytes())
-        app = RlwatchApp(LocalFile(log))
+        app = RlwatchApp([RunSession(LocalFile(log))])
         async with app.run_test(size=(120, 40)) as pilot:
-            while not app.accelerators.devices():
+            while not app.session.accelerators.devices():
                 await pilot.pause(0.1)
             await pilot.pause(3.0)  # loaded, drawn and judged
             cpu, wall = time.process_time(), time.monotonic()

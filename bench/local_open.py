@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.make_log import build  # noqa: E402
 from bench.table import Row  # noqa: E402
-from tui.feed import Feed  # noqa: E402
+from tui.session.feed import Feed  # noqa: E402
 from tui.model.run_model import RunModel  # noqa: E402
 from tui.parsers.log_scanner import NEEDLES  # noqa: E402
 from tui.sources.local_file import LocalFile  # noqa: E402
@@ -54,7 +54,7 @@ def rows(sizes_mb: tuple[int, ...] = (1024,)) -> list[Row]:
             out.append(Row(f"local cold open of a {size} MiB log until all steps are in the model",
                            f"{fast:.2f} s = {fast / grep:.1f}× grep", f"`grep -c step:` {grep:.2f} s",
                            "≤ 3× grep", fast <= 3 * grep))
-            out.append(Row(f"… the same without the grep prefilter (Python scan only)",
+            out.append(Row("… the same without the grep prefilter (Python scan only)",
                            f"{slow:.2f} s = {slow / grep:.1f}× grep", f"`grep -c step:` {grep:.2f} s",
                            "(informative)", True))
             path.unlink()

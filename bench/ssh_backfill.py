@@ -23,7 +23,7 @@ from bench.make_log import build  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
 from bench.throttle_proxy import ThrottleProxy  # noqa: E402
 from tests.sshd import ClientHome, Sshd  # noqa: E402
-from tui.feed import Feed  # noqa: E402
+from tui.session.feed import Feed  # noqa: E402
 from tui.model.run_model import RunModel  # noqa: E402
 from tui.parsers.log_scanner import NEEDLES  # noqa: E402
 from tui.sources.ssh.remote_log import RemoteLog  # noqa: E402

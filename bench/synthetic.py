@@ -20,7 +20,7 @@ def step_line(step: int, rng: random.Random) -> bytes:
     """One console step line with 150 full-precision values."""
     items = [f"{key}:{rng.gauss(0.5, 0.2)!r}" for key in KEYS]
     items[KEYS.index("timing_s/step")] = f"timing_s/step:{60 + rng.random() * 5!r}"
-    return ("step:%d - " % step + " - ".join(items) + "\n").encode()
+    return (f"step:{step} - " + " - ".join(items) + "\n").encode()
 
 
 def fill_model(steps: int, seed: int = 0, model: RunModel | None = None) -> RunModel:

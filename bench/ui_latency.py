@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.synthetic import fill_model  # noqa: E402
 from bench.table import Row  # noqa: E402
 from tui.model.aliases import DASHBOARD_CONCEPTS  # noqa: E402
+from tui.session.run_session import RunSession  # noqa: E402
 from tui.sources.local_file import LocalFile  # noqa: E402
 
 SIZE = (160, 48)
@@ -49,7 +50,7 @@ def _run_app(steps: int, log: Path) -> None:
 
     fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
     os.environ.update(TERM="xterm-256color", COLORTERM="truecolor")
-    app = RlwatchApp(LocalFile(log))
+    app = RlwatchApp([RunSession(LocalFile(log))])
     if steps:
         fill_model(steps, model=app.model)
     app.run()
@@ -122,7 +123,7 @@ async def redraw_time(steps: int) -> float:
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "idle.log"
         log.write_bytes(b"")
-        app = RlwatchApp(LocalFile(log))
+        app = RlwatchApp([RunSession(LocalFile(log))])
         fill_model(steps, model=app.model)
         async with app.run_test(size=SIZE) as pilot:
             app._dirty = True

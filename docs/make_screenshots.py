@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support import dashboard_on  # noqa: E402
 from tests.ui.test_dashboard import wait_for  # noqa: E402
 from tests.ui.test_snapshots import NOW, crashed_run, screen_svg  # noqa: E402
 from tui.sources.local_file import LocalFile  # noqa: E402
-from tui.ui.app import RlwatchApp  # noqa: E402
 
 SHOTS = {
     "screenshot.svg": ((120, 40), ()),
@@ -36,8 +36,8 @@ SHOTS = {
 
 async def shoot(name: str, size: tuple[int, int], keys: tuple[str, ...]) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        app = RlwatchApp(LocalFile(crashed_run(Path(folder)), poll_seconds=0.05),
-                         label="cola/grpo.log", name="cola", watch_accelerators=False)
+        app = dashboard_on(LocalFile(crashed_run(Path(folder)), poll_seconds=0.05),
+                           label="cola/grpo.log", name="cola", watch_accelerators=False)
         async with app.run_test(size=size) as pilot:
             app.dashboard.header.clock = lambda: NOW
             await wait_for(pilot, lambda: app.model.last_step == 40 and any(

@@ -1,16 +1,41 @@
-"""The core layers stay free of UI and network libraries (DESIGN.md's one-way flow).
+"""The layers below the UI load no UI library, and only the SSH source loads asyncssh.
 
-Checked in a fresh interpreter, as harlequin does: importing the parsers, the
-model, the rules and the local sources must not pull in Textual or asyncssh.
+import-linter (``lint-imports`` in .ci/run, contracts in pyproject.toml) reads the
+import statements; this asks a fresh interpreter what importing every module of
+those layers actually loads, as harlequin does. The modules are found by walking
+the packages, so a module added tomorrow (a new trainer's parser) is checked too.
 """
 
-from tests.imports import packages_loaded_by
+import pkgutil
+from importlib import import_module
 
-CORE = ["tui.parsers.log_scanner", "tui.parsers.samples", "tui.parsers.verl_jsonl",
-        "tui.model.run_model", "tui.model.merge", "tui.feed", "tui.logger_feeds",
-        "tui.rules.engine", "tui.report.verdict", "tui.sources.local_file", "tui.sources.discovery"]
+from tests.support import packages_loaded_by
+
+BELOW_THE_UI = ("tui.parsers", "tui.model", "tui.rules", "tui.report", "tui.session", "tui.sources")
+UI_LIBRARIES = {"textual", "rich", "textual_plotext"}
 
 
-def test_core_imports_neither_textual_nor_asyncssh():
-    code = f"import importlib\nfor name in {CORE!r}: importlib.import_module(name)"
-    assert packages_loaded_by(code, {"textual", "asyncssh", "rich", "tensorboard", "plotext"}) == []
+def modules_under(package: str) -> list[str]:
+    """``package`` and every module inside it, at any depth."""
+    path = import_module(package).__path__
+    return [package, *(found.name for found in pkgutil.walk_packages(path, prefix=f"{package}."))]
+
+
+def importing(modules: list[str]) -> str:
+    return f"import importlib\nfor name in {modules!r}: importlib.import_module(name)"
+
+
+def test_the_walk_finds_every_module_of_a_layer():
+    found = modules_under("tui.parsers")
+    assert {"tui.parsers.log_scanner", "tui.parsers.smi.nvidia_query_csv", "tui.parsers.kin.hf_trainer"} <= set(found)
+
+
+def test_no_module_below_the_ui_loads_textual_or_rich():
+    modules = [name for package in BELOW_THE_UI for name in modules_under(package)]
+    assert packages_loaded_by(importing(modules), UI_LIBRARIES) == []
+
+
+def test_only_the_ssh_source_loads_asyncssh():
+    modules = [name for package in BELOW_THE_UI for name in modules_under(package)
+               if not name.startswith("tui.sources.ssh")]
+    assert packages_loaded_by(importing(modules), {"asyncssh"}) == []

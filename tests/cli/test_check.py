@@ -9,11 +9,7 @@ import sys
 import pytest
 
 from tests.corpus import verl_log
-
-
-def rlwatch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+from tests.support import rlwatch
 
 
 def check_json(path, *extra: str) -> dict:

@@ -20,17 +20,12 @@ from tensorboard import context
 from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
 
 from tests.corpus import verl_log
+from tests.support import accumulated, bits, read_back
 from tui.cli.check import load
 from tui.cli.export import run_export
 from tui.model.run_model import RunModel
-from tui.sources.tensorboard_events import TensorBoardDir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def bits(value: float) -> bytes:
-    """Equality that holds for NaN too."""
-    return struct.pack("d", value)
 
 
 def float32(value: float) -> float:
@@ -43,17 +38,6 @@ def float32(value: float) -> float:
 
 def parsed(target: Path) -> RunModel:
     return asyncio.run(load(str(target), None))
-
-
-def read_back(directory: Path) -> dict[str, dict[int, float]]:
-    out: dict[str, dict[int, float]] = {}
-    reader, more = TensorBoardDir(directory), True
-    while more:
-        records, more = reader.poll()
-        for record in records:
-            for key, value in record.metrics.items():
-                out.setdefault(key, {})[record.step] = value
-    return out
 
 
 def as_dicts(model: RunModel) -> dict[str, dict[int, bytes]]:
@@ -123,16 +107,6 @@ def test_the_command_line(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "tensorboard --logdir" in done.stdout and (tmp_path / "tb").is_dir()
-
-
-def accumulated(directory: Path) -> dict[str, dict[int, bytes]]:
-    """What tensorboard's EventAccumulator lists as scalars (every point: no sampling)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    accumulator = EventAccumulator(str(directory), size_guidance={"scalars": 0})
-    accumulator.Reload()
-    return {tag: {event.step: bits(event.value) for event in accumulator.Scalars(tag)}
-            for tag in accumulator.Tags()["scalars"]}
 
 
 @pytest.mark.parametrize("prefix", ["032", "036", "047"])

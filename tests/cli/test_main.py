@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from tests.imports import packages_loaded_by
+from tests.support import packages_loaded_by
 from tui import __version__
 
 HEAVY = ("textual", "asyncssh", "tensorboard", "plotext", "pynvml", "rich")

@@ -5,16 +5,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.corpus import verl_log
-from tests.imports import packages_loaded_by
 from tests.sshd import ClientHome, Sshd, find_sshd
-from tests.ui.test_dashboard import metric, step_lines
-from tests.ui.test_health import healthy_then_nan
+from tests.support import RLWATCH, healthy_then_nan, metric, packages_loaded_by, step_lines
 from tui.cli.status_command import status_line
 from tui.cli.status_state import MIN_CONTEXT_STEPS, cache_path
 from tui.cli.targets import OpenedTarget
@@ -23,8 +20,6 @@ from tui.rules.rule_file import load_rules
 from tui.sources.base import Data
 from tui.sources.local_file import LocalFile
 from tui.ui.format import format_number
-
-RLWATCH = Path(sys.executable).parent / "rlwatch"
 
 
 def status(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -67,6 +62,7 @@ class CountingSource:
     def __init__(self, path: Path, **options) -> None:
         self.file = LocalFile(path, **options)
         self.reads: list[tuple[int, int]] = []
+        self.logger_files = None
 
     @property
     def label(self) -> str:

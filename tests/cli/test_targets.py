@@ -16,25 +16,23 @@ import sys
 import time
 from pathlib import Path
 
-from tests.cli.test_check import rlwatch
-from tests.sources.test_logger_run import JSONL_V06, JSONL_V071, RESUMED, dumps, tensorboardx_run
-from tests.test_logger_feeds import exact_steps, same
+from tests.support import (
+    GENERATED,
+    JSONL_V06,
+    JSONL_V071,
+    dumps,
+    exact_steps,
+    hydra_leftovers,
+    rlwatch,
+    same,
+    tensorboard_only,
+    without_console,
+)
 from tui.cli.targets import open_target
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import LocalLoggerRun
 
 RLWATCH = Path(sys.executable).parent / "rlwatch"
-
-
-def tensorboard_only(tmp_path: Path) -> Path:
-    """A run directory as verl leaves it with trainer.logger=['tensorboard'] and no kept
-    console: the resumed fixture (two event files) for proj/exp, and an older experiment."""
-    run = tmp_path / "run"
-    # copytree keeps the fixture's mtimes (when the checkout was made): written just now
-    # instead, as a live run's are, so "newest" does not depend on the checkout's age.
-    shutil.copytree(RESUMED, run / "tensorboard_log" / "proj" / "exp", copy_function=shutil.copy)
-    tensorboardx_run(run / "tensorboard_log" / "proj" / "older", range(3), age_s=3600)
-    return run
 
 
 def check(*args: str) -> tuple[dict, subprocess.CompletedProcess]:
@@ -125,19 +123,6 @@ def test_report_and_status_read_these_runs(tmp_path):
         assert "loss-nan" in done.stdout
 
 
-# Real outputs of verl 0.9.1's own Tracking code (torch's SummaryWriter, verl's FileLogger);
-# see tests/fixtures/logs/generated/verl/MANIFEST.md on branch corpus-ray.
-GENERATED = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "generated" / "verl"
-
-
-def without_console(name: str, tmp_path: Path) -> Path:
-    """verl's run directory as it is when the console was not kept."""
-    run = tmp_path / name
-    shutil.copytree(GENERATED / name, run)
-    (run / "console.log").unlink()
-    return run
-
-
 def test_verls_own_tensorboard_only_run_gives_what_its_console_pointed_at(tmp_path):
     run = without_console("verl_08_tensorboard_only", tmp_path)
     alone, done = check(str(run))
@@ -180,26 +165,13 @@ def test_a_running_verl_snapshot_reads_its_jsonl_and_event_twin_together(tmp_pat
 
 def test_an_export_of_verls_torch_written_events_reads_as_they_do(tmp_path):
     """What EventAccumulator shows of verl's own file (torch's add_scalar) it shows of ours."""
-    from tests.cli.test_export import accumulated
+    from tests.support import accumulated
 
     run = without_console("verl_08_tensorboard_only", tmp_path)
     done = rlwatch("export", str(run), "--tensorboard", str(tmp_path / "tb"))
     assert done.returncode == 0, done.stderr
     theirs = accumulated(run / "tensorboard_log" / "rlwatch_fixtures" / "verl_08_tensorboard_only")
     assert accumulated(tmp_path / "tb") == theirs and len(theirs) >= 64
-
-
-def hydra_leftovers(run: Path, age_s: float) -> Path:
-    """Hydra's job log of a verl run (verl prints to stdout, so it holds only stray logging).
-
-    Two folders down, not Hydra's default three (``outputs/<date>/<time>/``): log discovery
-    on the box looks one level less deep than on local disk, and both must find it here.
-    """
-    log = run / "outputs" / "01-18-00" / "main_ppo.log"
-    log.parent.mkdir(parents=True)
-    log.write_text("[2026-11-24 01:18:02,113][torch.distributed][WARNING] - slow init\n")
-    os.utime(log, (time.time() - age_s, time.time() - age_s))
-    return log
 
 
 def test_a_log_file_that_is_not_verls_console_does_not_hide_the_logger_files(tmp_path):

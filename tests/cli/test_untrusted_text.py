@@ -9,11 +9,20 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.hostile import (C1_SHOWN, CLIPBOARD_SHOWN, EVIL_KEY, EVIL_KEY_SHOWN, TITLE0,
-                           TITLE0_SHOWN, TITLE2_SHOWN, controls_in, hostile_log)
-from tui.alerts import run_hook
+from tests.hostile import (
+    C1_SHOWN,
+    CLIPBOARD_SHOWN,
+    EVIL_KEY,
+    EVIL_KEY_SHOWN,
+    TITLE0,
+    TITLE0_SHOWN,
+    TITLE2_SHOWN,
+    controls_in,
+    hostile_log,
+)
 from tui.parsers.text import safe_text
-from tui.rules.findings import Finding
+from tui.rules.findings import Finding, Severity
+from tui.session.alerts import run_hook
 
 RLWATCH = Path(sys.executable).parent / "rlwatch"
 # A run directory whose very name is an escape sequence (a remote box names its own files).
@@ -96,7 +105,7 @@ def test_report_in_every_format_shows_the_sequences_inert(tmp_path):
 
 
 def test_export_writes_keys_as_tags_in_their_visible_form(tmp_path):
-    from tests.cli.test_export import read_back
+    from tests.support import read_back
 
     out = tmp_path / "tb"
     done = rlwatch(tmp_path, "export", str(hostile_run(tmp_path)), "--tensorboard", str(out))
@@ -111,7 +120,8 @@ def test_export_writes_keys_as_tags_in_their_visible_form(tmp_path):
 async def test_the_hook_gets_json_whose_strings_are_inert(tmp_path):
     out = tmp_path / "got.json"
     message = f"{EVIL_KEY} = nan at step 5: not a finite number"
-    finding = Finding("loss-nan", "critical", EVIL_KEY, 5, 5, 1, float("nan"), message)
+    finding = Finding("loss-nan", Severity.CRITICAL, EVIL_KEY)
+    finding.add_hit(5, float("nan"), message)
     assert await run_hook(f"cat > {out}", finding, f"/runs/{EVIL_DIR}/grpo.log") is None
     raw = out.read_text(encoding="utf-8")
     assert raw.isascii()

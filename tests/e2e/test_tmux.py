@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.tmux_session import colour_codes, poll, tmux_session
+from tests.support import healthy_then_nan, metric, step_lines
 from tests.ui.colours import delta_e, parse
-from tests.ui.test_dashboard import metric, step_lines
-from tests.ui.test_health import healthy_then_nan
 from tui.config import tomllib
 from tui.ui.format import format_number
 from tui.ui.themes import load_theme, themes_dir

@@ -28,7 +28,12 @@ from contextlib import aclosing
 from dataclasses import asdict
 from pathlib import Path
 
-from tui.parsers.smi.nvidia_query_csv import APP_FIELDS, GPU_FIELDS, gpu_sample, parse_gpus
+from tui.parsers.smi.nvidia_query_csv import (
+    APP_FIELDS,
+    GPU_FIELDS,
+    gpu_sample,
+    parse_gpus,
+)
 from tui.sources.accelerators.nvidia_smi import NvidiaSmiPoller, stream_argv
 from tui.sources.accelerators.nvml import NvmlPoller
 from tui.sources.accelerators.runner import LocalRunner

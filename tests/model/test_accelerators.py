@@ -5,7 +5,7 @@ import math
 from tests.parsers.smi.corpus_files import A3, data, smi
 from tui.model.accelerators import AcceleratorHistory
 from tui.parsers.smi.npu_smi_info import parse_info
-from tui.parsers.smi.nvidia_table import parse_table
+from tui.parsers.smi.amd_smi_table import parse_amd_table
 from tui.parsers.smi.records import AcceleratorSample, on_host
 
 
@@ -37,8 +37,8 @@ def test_npu_dies_without_uuid_are_keyed_by_index():
 
 def test_latest_is_the_newest_reading_in_display_order():
     history = AcceleratorHistory()
-    history.add(on_host(parse_table(data(smi("014"))), "desk"), at=5)
-    assert [(s.index, s.temp_c) for s in history.latest()] == [(0, 29), (1, 25)]
+    history.add(on_host(parse_amd_table(data(smi("052"))), "desk"), at=5)
+    assert [(s.index, s.temp_c) for s in history.latest()] == [(0, 79), (1, 80)]
 
 
 def test_memory_is_bounded_for_days_of_one_second_samples():

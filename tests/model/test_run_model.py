@@ -3,10 +3,21 @@
 import math
 
 from tests.corpus import verl_log
-from tui.model.aliases import DASHBOARD_CONCEPTS, ENTROPY, STEP_TIME, TRAIN_REWARD, VALIDATION
+from tui.model.aliases import (
+    DASHBOARD_CONCEPTS,
+    ENTROPY,
+    STEP_TIME,
+    TRAIN_REWARD,
+    VALIDATION,
+)
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
-from tui.parsers.records import IncidentRecord, ProgressRecord, StepRecord, TotalStepsRecord
+from tui.parsers.records import (
+    IncidentRecord,
+    ProgressRecord,
+    StepRecord,
+    TotalStepsRecord,
+)
 
 
 def model_of(prefix: str) -> RunModel:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.corpus import verl_log
-from tui.feed import Feed
+from tui.session.feed import Feed
 from tui.model.run_model import RunModel
 from tui.rules.crash import WENT_ON_BYTES, judge_failures
 from tui.sources.local_file import LocalFile

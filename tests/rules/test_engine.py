@@ -1,35 +1,20 @@
 """The rules over whole real runs, and the engine's incremental bookkeeping."""
 
 import asyncio
+import json
 import math
 
 import pytest
 
 from tests.corpus import verl_log
+from tests.support import NOW, findings_of, model_of
 from tui.cli.check import load
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import IncidentRecord, RunEndRecord, StepRecord
-from tui.rules.engine import RuleEngine
-from tui.rules.rule_file import load_rules
-
-NOW = 2_000_000_000.0
-
-
-def model_of(prefix: str, written_at: float = NOW) -> RunModel:
-    scanner = LogScanner()
-    model = RunModel()
-    data = verl_log(prefix).read_bytes()
-    model.apply(scanner.feed(data) + scanner.finish(), now=written_at)
-    model.note_write(written_at)
-    return model
-
-
-def findings_of(model: RunModel, now: float = NOW) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for finding in RuleEngine(load_rules()).evaluate(model, now):
-        out.setdefault(finding.rule, []).append(finding)
-    return out
+from tui.rules.engine import JUDGES, RuleEngine
+from tui.rules.findings import Severity
+from tui.rules.rule_file import KIND_PARAMS, load_rules
 
 
 @pytest.mark.parametrize("prefix", ["029", "030", "031", "032", "033", "034", "035"])
@@ -221,3 +206,13 @@ def test_a_failure_after_wandbs_summary_is_still_the_crash():
     model.apply([read_block(text, 0, marker, "traceback", False)], now=NOW)
     (crash,) = findings_of(model)["crash"]
     assert crash.severity == "critical" and crash.exception == "RuntimeError: reward server down"
+
+
+def test_every_kind_a_rule_file_may_name_has_a_judge_and_no_judge_is_unreachable():
+    assert set(JUDGES) == set(KIND_PARAMS)
+
+
+def test_the_json_form_keeps_its_contract_severity_as_a_word():
+    finding = findings_of(model_of("036"))["loss-nan"][0]
+    assert finding.severity is Severity.CRITICAL
+    assert json.loads(json.dumps(finding.to_json()))["severity"] == "critical"

@@ -1,6 +1,6 @@
 """Each grouped finding keeps the step of every hit, so a step can be asked which rules it broke."""
 
-from tests.rules.test_engine import findings_of, model_of
+from tests.support import findings_of, model_of
 
 
 def test_a_grouped_finding_knows_each_step_it_hit():

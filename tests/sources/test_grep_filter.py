@@ -5,7 +5,12 @@ import subprocess
 
 from tests.corpus import all_verl_logs
 from tui.parsers.log_scanner import NEEDLES, LogScanner
-from tui.sources.grep_filter import COMMON_LOG_BYTES, GrepOutput, grep_command, grep_needles
+from tui.sources.grep_filter import (
+    COMMON_LOG_BYTES,
+    GrepOutput,
+    grep_command,
+    grep_needles,
+)
 
 
 def test_output_split_across_chunks_and_carriage_returns_inside_lines():
@@ -16,7 +21,19 @@ def test_output_split_across_chunks_and_carriage_returns_inside_lines():
 
 def test_command_quotes_nothing_and_ends_options_before_the_path():
     argv = grep_command([b"step:", b"'loss':"], "-weird name.log")
-    assert argv == ["grep", "-a", "-b", "-F", "-e", "step:", "-e", "'loss':", "--", "-weird name.log"]
+    assert argv == ["grep", "-a", "-b", "-E", "-e", "step:|'loss':", "--", "-weird name.log"]
+
+
+def test_every_needle_is_one_literal_alternative_of_the_expression(tmp_path):
+    """Characters an extended expression gives a meaning to stand for themselves."""
+    needles = [b"%|", b"[prompt]", b"Traceback (most recent call last)", b"a.b*c+d?e{2}^f$g\\h"]
+    lines = [b"x %| y", b"[prompt] q", b"Traceback (most recent call last):", b"a.b*c+d?e{2}^f$g\\h",
+             b"abbbcd", b"prompt", b"Traceback most recent call last"]
+    log = tmp_path / "log"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    found = subprocess.run(grep_command(needles, str(log)), capture_output=True,
+                           env={"LC_ALL": "C"}).stdout.splitlines()
+    assert [line.split(b":", 1)[1] for line in found] == lines[:4]
 
 
 def test_grep_looks_for_each_needle_from_its_rarest_byte_on():

@@ -25,16 +25,17 @@ def test_the_same_lines_as_grep_with_the_whole_needles_on_every_corpus_log(path)
     if end == 0:
         return
     expected = [(offset, line) for offset, line in grep_lines(path, NEEDLES) if offset < end]
-    for workers in (1, 2, 7):
-        assert LiteralSearch(NEEDLES).lines(path, end, workers) == expected, (path.name, workers, size)
+    search = LiteralSearch(NEEDLES)
+    for workers, chunk in ((1, 1 << 24), (2, 4096), (7, 333)):
+        assert search.lines(path, end, workers, chunk) == expected, (path.name, workers, chunk, size)
 
 
-def test_a_needle_across_a_slice_boundary_is_found_once(tmp_path):
-    # 3 slices of a file whose needle straddles each cut: every match seen, each line once.
+def test_slices_and_chunks_cut_at_line_starts_so_every_line_is_found_once(tmp_path):
+    # Rough cuts and chunk sizes fall inside the needles: every match is still seen, each line once.
     body = b"".join(b"x" * (97 + i) + b" Traceback (most recent call last):\n" for i in range(40))
     path = tmp_path / "log"
     path.write_bytes(body)
-    lines = LiteralSearch(NEEDLES).lines(path, len(body), workers=3)
+    lines = LiteralSearch(NEEDLES).lines(path, len(body), workers=3, chunk_bytes=500)
     assert len(lines) == 40 and all(b"Traceback" in line for _, line in lines)
     assert [offset for offset, _ in lines] == sorted({offset for offset, _ in lines})
     assert all(body[offset:offset + len(line)] == line for offset, line in lines)
@@ -46,3 +47,19 @@ def test_an_empty_range_and_non_ascii_needles(tmp_path):
     assert LiteralSearch(NEEDLES).lines(path, 0) == []
     (offset, line), = LiteralSearch(NEEDLES).lines(path, path.stat().st_size)
     assert offset == len("训练\n".encode()) and "已杀死".encode() in line
+
+
+def test_a_line_longer_than_a_chunk_is_read_whole(tmp_path):
+    path = tmp_path / "log"
+    long_line = b"y" * 5000 + b" step:2 - a:2\n"
+    path.write_bytes(b"step:1 - a:1\n" + long_line + b"step:3 - a:3\n")
+    found = LiteralSearch(NEEDLES).lines(path, path.stat().st_size, workers=1, chunk_bytes=1024)
+    assert [line for _, line in found] == [b"step:1 - a:1\n", long_line, b"step:3 - a:3\n"]
+
+
+def test_a_log_truncated_while_it_is_scanned_gives_what_was_there(tmp_path):
+    # Asked for more than the file holds now (a rotation cut it): a short read, no error.
+    path = tmp_path / "log"
+    path.write_bytes(b"step:1 - a:1\nchatter\n")
+    found = LiteralSearch(NEEDLES).lines(path, 10_000, workers=2, chunk_bytes=8)
+    assert found == [(0, b"step:1 - a:1\n")]

@@ -104,9 +104,9 @@ async def test_directory_is_a_clear_error(tmp_path):
 # -- the grep backfill of big logs ------------------------------------------
 
 from tests.corpus import verl_log  # noqa: E402
-from tui.feed import Feed  # noqa: E402
 from tui.model.run_model import RunModel  # noqa: E402
 from tui.parsers.log_scanner import NEEDLES  # noqa: E402
+from tui.session.feed import Feed  # noqa: E402
 from tui.sources.base import Lines  # noqa: E402
 
 

@@ -7,45 +7,21 @@ have left); JSONLs are the fixtures written with verl's own ``FileLogger`` code.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import time
-from pathlib import Path
 
 import pytest
-from tensorboardX import SummaryWriter
 
+from tests.support import JSONL_V06, JSONL_V071, RESUMED, dumps, tensorboardx_run
 from tui.parsers.verl_jsonl import is_file_logger_head
 from tui.sources.discovery import NoLogFound
-from tui.sources.logger_run import (JSONL, TENSORBOARD, LocalLoggerRun, local_candidates,
-                                    local_logger_run)
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-JSONL_V06 = FIXTURES / "jsonl" / "v0.6_json_dumps.jsonl"
-JSONL_V071 = FIXTURES / "jsonl" / "v0.7.1_orjson.jsonl"
-RESUMED = FIXTURES / "tensorboard" / "resumed"
-
-
-def tensorboardx_run(directory: Path, steps: range, age_s: float = 0.0) -> Path:
-    """An experiment's event directory as a run with trainer.logger=['tensorboard'] leaves it."""
-    writer = SummaryWriter(str(directory))
-    for step in steps:
-        writer.add_scalar("critic/score/mean", step / 10, step)
-        writer.add_scalar("actor/pg_loss", -step / 100, step)
-    writer.close()
-    if age_s:
-        for path in directory.iterdir():
-            os.utime(path, (time.time() - age_s, time.time() - age_s))
-    return directory
-
-
-def dumps(directory: Path) -> None:
-    """A rollout dump directory: JSONL files of another schema, which are not a run."""
-    directory.mkdir(parents=True)
-    for step in (1, 2):
-        (directory / f"{step}.jsonl").write_text(
-            json.dumps({"input": "q", "output": "a", "score": 1.0, "step": step}) + "\n")
+from tui.sources.logger_run import (
+    JSONL,
+    TENSORBOARD,
+    LocalLoggerRun,
+    local_candidates,
+    local_logger_run,
+)
 
 
 def test_both_spellings_of_verls_jsonl_are_recognised_and_dumps_are_not():

@@ -12,7 +12,7 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from tensorboard.summary.writer.record_writer import RecordWriter
 from tensorboardX import SummaryWriter
 
-from tests.imports import packages_loaded_by
+from tests.support import packages_loaded_by
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.parsers.verl_jsonl import JsonlScanner

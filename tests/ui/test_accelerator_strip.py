@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.sources.accelerators.conftest import H100_REAL
 from tests.sources.accelerators.replay import install, path_with
-from tests.ui.test_dashboard import open_app, step_lines, text_of, wait_for
+from tests.support import open_app, step_lines, text_of, wait_for
 
 
 async def test_the_run_hosts_gpus_appear_under_the_panels(tmp_path, monkeypatch):
@@ -30,7 +30,7 @@ async def test_a_host_without_tools_takes_no_room_on_screen(tmp_path, monkeypatc
     log.write_bytes(b"".join(step_lines(5)))
     app = open_app(log)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.accelerators.status, "the host's status", timeout=15)
-        (status,) = app.accelerators.status.values()  # one status, no spam
+        await wait_for(pilot, lambda: app.session.accelerators.status, "the host's status", timeout=15)
+        (status,) = app.session.accelerators.status.values()  # one status, no spam
         assert not status.ok and "no accelerator tool found" in status.text
         assert not app.dashboard.accelerators.display  # the panels keep every row

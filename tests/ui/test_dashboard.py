@@ -9,73 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
-from collections.abc import Callable
-from pathlib import Path
 
 from textual.geometry import Region
-from textual.widget import Widget
 from textual.widgets import Sparkline
 
-from tests.corpus import verl_log
+from tests.support import (
+    RUN,
+    dashboard_on,
+    header_text,
+    metric,
+    open_app,
+    panel,
+    shown_step,
+    stats_text,
+    step_lines,
+    text_of,
+    wait_for,
+)
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.sources.base import Data, SourceError, Status
-from tui.sources.local_file import LocalFile
-from tui.ui.app import RlwatchApp
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.help import HelpScreen
-from tui.ui.widgets.metric_panel import MetricPanel, PanelStats
-from tui.ui.widgets.run_header import RunHeader
-
-RUN = verl_log("032")  # a whole real GRPO run: step lines, sample dumps, validation
-
-
-def step_lines(count: int) -> list[bytes]:
-    """The first ``count`` step lines of the real run."""
-    lines = [line for line in RUN.read_bytes().splitlines(keepends=True) if line.startswith(b"step:")]
-    return lines[:count]
-
-
-def metric(line: bytes, key: str) -> float:
-    """One value from a step line, for the expectations (the app parses on its own)."""
-    return float(re.search(re.escape(key.encode()) + rb":([-0-9.e]+)", line).group(1))
-
-
-def text_of(widget: Widget) -> str:
-    """What the widget draws itself (border, titles and its own content), as plain text."""
-    width, height = widget.outer_size
-    return "\n".join(strip.text for strip in widget.render_lines(Region(0, 0, width, height)))
-
-
-def header_text(app: RlwatchApp) -> str:
-    return text_of(app.dashboard.header)
-
-
-def shown_step(app: RlwatchApp) -> str | None:
-    """The ``step N[/total]`` the header shows, or None before the first step."""
-    match = re.search(r"\bstep (\S+)", header_text(app))
-    return match.group(1) if match else None
-
-
-def panel(app: RlwatchApp, concept_id: str) -> MetricPanel:
-    return app.dashboard.query_one(f"#panel-{concept_id}", MetricPanel)
-
-
-def stats_text(app: RlwatchApp, concept_id: str) -> str:
-    return text_of(panel(app, concept_id).query_one(PanelStats))
-
-
-async def wait_for(pilot, condition: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
-    """Poll the running app until ``condition`` holds (bounded: a hang fails, it does not stall)."""
-    for _ in range(int(timeout / 0.1)):
-        if condition():
-            return
-        await pilot.pause(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def open_app(path: Path) -> RlwatchApp:
-    return RlwatchApp(LocalFile(path, poll_seconds=0.05))
+from tui.ui.widgets.metric_panel import MetricPanel
 
 
 async def test_dashboard_fills_and_follows_appended_steps(tmp_path):
@@ -230,7 +185,7 @@ class ScriptedSource:
 
 async def test_source_status_events_show_in_the_header():
     source = ScriptedSource(b"".join(step_lines(5)))
-    app = RlwatchApp(source)
+    app = dashboard_on(source, watch_accelerators=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: "reconnecting" in header_text(app), "the reconnecting status")
         await wait_for(pilot, lambda: shown_step(app) == "5", "the steps read before the drop")
@@ -249,7 +204,7 @@ async def test_a_run_with_only_logger_files_fills_the_dashboard_and_follows_them
     import json
     import shutil
 
-    from tests.test_logger_feeds import JSONL, RESUMED
+    from tests.support import JSONL, RESUMED
     from tui.sources.logger_run import local_logger_run
 
     shutil.copytree(RESUMED, tmp_path / "tensorboard_log" / "proj" / "exp")
@@ -257,7 +212,7 @@ async def test_a_run_with_only_logger_files_fills_the_dashboard_and_follows_them
     jsonl = tmp_path / "proj" / "exp.jsonl"
     shutil.copy(JSONL, jsonl)
     source, note = local_logger_run(tmp_path)
-    app = RlwatchApp(source, note=note, run_dir=tmp_path, watch_accelerators=False)
+    app = dashboard_on(source, note=note, run_dir=tmp_path, watch_accelerators=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: shown_step(app) == "6", "step 6, which only TensorBoard has")
         await wait_for(pilot, lambda: panel(app, "reward").query_one(Sparkline).data,

@@ -6,12 +6,11 @@ import asyncio
 import contextlib
 import hashlib
 
-from tests.ui.test_dashboard import panel, shown_step, stats_text, wait_for
+from tests.support import dashboard_on, panel, shown_step, stats_text, wait_for
 from tui.cli.dashboard import step_ends
 from tui.data import demo_log
 from tui.sources.local_file import LocalFile
 from tui.sources.replay import BURST_STEPS, Replay
-from tui.ui.app import RlwatchApp
 
 # SOURCE.md's checksum of corpus 032: the bundle is that run, unchanged.
 DEMO_SHA256 = "a78ca5c310356339eeb7a5775002111b7d9e191654c324b604d20651209a49a7"
@@ -27,7 +26,7 @@ async def test_replay_fills_at_once_then_runs_to_the_end(tmp_path):
     data = demo_log()
     replay = Replay(data, step_ends(data), tmp_path / "demo.log", speed=2000)
     replay.prime()
-    app = RlwatchApp(LocalFile(replay.path, poll_seconds=0.05), label="demo")
+    app = dashboard_on(LocalFile(replay.path, poll_seconds=0.05), label="demo")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: shown_step(app) == str(BURST_STEPS), "the first burst of steps")
         assert stats_text(app, "reward").strip() != "no data"

@@ -8,7 +8,6 @@ in it shown literally; and a 100k-step model that opens as fast as a small one.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import time
@@ -16,8 +15,24 @@ from pathlib import Path
 
 from textual.geometry import Region
 
-from tests.corpus import verl_log
-from tests.ui.test_dashboard import metric, open_app, shown_step, text_of, wait_for
+from tests.support import (
+    RUN,
+    dashboard_on,
+    first_steps,
+    go_to_step,
+    highlight_metric,
+    metric,
+    open_app,
+    open_detail,
+    open_steps,
+    shown_step,
+    step_line,
+    table,
+    text_of,
+    wait_for,
+    worst_sample_of_step_2,
+    write_dumps,
+)
 from tui.parsers.records import StepRecord
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
@@ -28,36 +43,16 @@ from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
 from tui.ui.widgets.sample_card import SampleCard
-from tui.ui.widgets.step_dumps import StepDumps
 from tui.ui.widgets.step_log import StepLog
 from tui.ui.widgets.step_metrics import StepMetrics
-from tui.ui.widgets.step_table import StepTable
 
-RUN = verl_log("032")
 LAST_STEP = 1120
-
-
-def step_line(step: int) -> bytes:
-    """The real run's line for ``step``."""
-    prefix = f"step:{step} ".encode()
-    return next(line for line in RUN.read_bytes().splitlines(keepends=True) if line.startswith(prefix))
-
-
-def first_steps(folder: Path, last: int) -> Path:
-    """A ``grpo.log`` in ``folder`` with the real run's lines for steps 1 to ``last``."""
-    log = folder / "grpo.log"
-    log.write_bytes(b"".join(step_line(step) for step in range(1, last + 1)))
-    return log
 
 
 def copy_run(tmp_path: Path) -> Path:
     log = tmp_path / "grpo.log"
     shutil.copy(RUN, log)
     return log
-
-
-def table(app: RlwatchApp) -> StepTable:
-    return app.screen.query_one(StepTable)
 
 
 def metric_cells(app: RlwatchApp, key: str) -> list[str]:
@@ -69,34 +64,6 @@ def metric_cells(app: RlwatchApp, key: str) -> list[str]:
 def screen_text(app: RlwatchApp) -> str:
     """Every Static on the current screen (cards, notes, text blocks), as plain text."""
     return "\n".join(text_of(widget) for widget in app.screen.query("Static"))
-
-
-async def open_steps(pilot, app: RlwatchApp) -> None:
-    await pilot.press("s")
-    await wait_for(pilot, lambda: isinstance(app.screen, StepsScreen), "the steps screen")
-
-
-async def go_to_step(pilot, app: RlwatchApp, step: int) -> None:
-    """On the steps screen: g, the number, enter."""
-    await pilot.press("g", *str(step), "enter")
-    await wait_for(pilot, lambda: table(app).cursor_step == step, f"the cursor on step {step}")
-
-
-async def open_detail(pilot, app: RlwatchApp, step: int) -> StepDetailScreen:
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen) and app.screen.step == step,
-                   f"the detail of step {step}")
-    return app.screen
-
-
-async def highlight_metric(pilot, app: RlwatchApp, key: str) -> None:
-    """Move the metrics cursor down to ``key`` with the arrow key."""
-    metrics = app.screen.query_one(StepMetrics)
-    for _ in range(metrics.row_count):
-        if metrics.highlighted_key == key:
-            return
-        await pilot.press("down")
-    raise AssertionError(f"{key} is not among the step's metrics")
 
 
 async def test_g_34_enter_shows_step_34s_policy_loss(tmp_path):
@@ -214,44 +181,10 @@ async def test_markup_in_the_step_text_shows_literally(tmp_path):
                 assert all(segment.style is None or not segment.style.link for segment in strip)
 
 
-def write_dumps(run_dir: Path, step: int) -> None:
-    """verl-style dumps for ``step``: rollouts (legacy rows with ``acc``) and validation."""
-    rollouts = run_dir / "rollout_dumps"
-    validation = run_dir / "val_generations"
-    rollouts.mkdir()
-    validation.mkdir()
-    rows = [{"input": f"question {i}", "output": f"answer {i}", "gts": "4", "score": score,
-             "step": step, "acc": score > 0}
-            for i, score in enumerate([0.0, 1.0, 0.5, 1.0])]
-    (rollouts / f"{step}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    (validation / f"{step}.jsonl").write_text(json.dumps(
-        {"input": "val question", "output": "val answer", "gts": "7", "score": 1.0, "step": step,
-         "reward": 1.0}) + "\n")
-
-
-async def worst_sample_of_step_2(pilot, app: RlwatchApp) -> str:
-    """Steps → g 2 → the detail's Dumps tab (``write_dumps``' samples) → end: the reader's text."""
-    await wait_for(pilot, lambda: app.model.step_count == 4, "4 steps")
-    await open_steps(pilot, app)
-    await go_to_step(pilot, app, 2)
-    await open_detail(pilot, app, 2)
-    await pilot.press("d")
-    dumps = app.screen.query_one(StepDumps)
-    await wait_for(pilot, lambda: len(dumps.dumps) == 2, "both dumps read")
-    summary = text_of(dumps.query_one("#dump-summary"))
-    assert "validation  1 samples" in summary and "rollout  4 samples" in summary
-    assert "above 0: 75%" in summary  # three of the four rollouts scored
-    reader = dumps.query_one(SampleCard)
-    assert "val question" in text_of(reader)  # validation first, best first
-    await pilot.press("end")  # the worst rollout
-    await wait_for(pilot, lambda: "question 0" in text_of(reader), "the worst sample in the reader")
-    return text_of(reader)
-
-
 async def test_walk_through_a_step_with_rollout_and_validation_dumps(tmp_path):
     log = first_steps(tmp_path, 4)
     write_dumps(tmp_path, 2)
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), run_dir=tmp_path)
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), run_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         card = await worst_sample_of_step_2(pilot, app)
         assert "answer 0" in card and "ground truth" in card and "acc false" in card
@@ -353,7 +286,7 @@ def synthetic_steps(count: int) -> list[StepRecord]:
 async def test_a_100k_step_run_opens_as_fast_as_a_small_one(tmp_path):
     log = tmp_path / "empty.log"
     log.write_bytes(b"")
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), rules=[])
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), rules=[])
     async with app.run_test(size=(120, 36)) as pilot:
         app.model.apply(synthetic_steps(100_000), now=time.time())
         started = time.monotonic()

@@ -7,36 +7,25 @@ import json
 
 from textual.widgets import DataTable
 
-from tests.ui.test_dashboard import header_text, panel, step_lines, text_of, wait_for
+from tests.support import (
+    RecordingApp,
+    dashboard_on,
+    header_text,
+    healthy_then_nan,
+    panel,
+    step_lines,
+    text_of,
+    wait_for,
+)
 from tui.sources.local_file import LocalFile
-from tui.ui.app import RlwatchApp
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.report import ReportScreen
-
-
-class RecordingApp(RlwatchApp):
-    """The real app, counting the bells it rings (a BEL is invisible to the pilot)."""
-
-    bells = 0
-
-    def bell(self) -> None:
-        self.bells += 1
-
-
-def healthy_then_nan(tmp_path):
-    """032's first 30 real step lines (entropy below 0.1 later, KL above 0.03), then a nan loss."""
-    lines = step_lines(30)
-    nan_line = lines[-1].replace(b"step:30 ", b"step:31 ", 1)
-    nan_line = nan_line.replace(b"actor/pg_loss:", b"actor/pg_loss:nan - was/pg_loss:", 1)
-    log = tmp_path / "grpo.log"
-    log.write_bytes(b"".join(lines))
-    return log, nan_line
 
 
 async def test_panels_show_state_and_the_broken_rule_and_a_critical_rings_once(tmp_path):
     log, nan_line = healthy_then_nan(tmp_path)
     hook_out = tmp_path / "hook.json"
-    app = RecordingApp(LocalFile(log, poll_seconds=0.05), on_critical=f"cat >> {hook_out}")
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), app=RecordingApp, on_critical=f"cat >> {hook_out}")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: panel(app, "kl").state == "warning", "the KL warning")
         assert "▲ WARN kl-high: above 0.03" in text_of(panel(app, "kl"))
@@ -58,7 +47,7 @@ async def test_panels_show_state_and_the_broken_rule_and_a_critical_rings_once(t
 async def test_findings_and_report_screens_by_keys(tmp_path):
     log, nan_line = healthy_then_nan(tmp_path)
     log.write_bytes(log.read_bytes() + nan_line)
-    app = RecordingApp(LocalFile(log, poll_seconds=0.05))
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), app=RecordingApp)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.findings, "findings")
         await pilot.press("f")
@@ -78,7 +67,7 @@ async def test_findings_and_report_screens_by_keys(tmp_path):
 async def test_the_file_loggers_exact_values_reach_the_panels(tmp_path):
     """A run that also logged to verl's file logger: the dashboard merges its JSONL."""
     from tests.corpus import REPO
-    from tests.ui.test_dashboard import open_app
+    from tests.support import open_app
     from tui.model.merge import Source
 
     jsonl = tmp_path / "proj" / "exp.jsonl"
@@ -102,7 +91,7 @@ async def test_a_run_that_crashes_while_watched_says_so_and_what_failed(tmp_path
 
     log = tmp_path / "grpo.log"
     log.write_bytes(b"".join(step_lines(12)))
-    app = RecordingApp(LocalFile(log, poll_seconds=0.05))
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), app=RecordingApp)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.model.last_step == 12, "the steps")
         with open(log, "ab") as handle:

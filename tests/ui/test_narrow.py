@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import time
 
+from tests.support import dashboard_on
 from tests.ui.test_dashboard import open_app, text_of, wait_for
+from tui.sources.local_file import LocalFile
 from tests.ui.test_drilldown import first_steps
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.widgets.run_header import RunHeader
@@ -32,8 +34,8 @@ async def test_a_stalled_run_keeps_its_verdict_on_one_header_row(tmp_path):
 
 async def test_the_watching_note_gives_its_row_back(tmp_path):
     log = first_steps(tmp_path, 3)
-    app = open_app(log)
-    app.note = "watching " + "a/very/long/path/" * 10 + "grpo.log"
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05),
+                       note="watching " + "a/very/long/path/" * 10 + "grpo.log")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.3)
         header = app.dashboard.header

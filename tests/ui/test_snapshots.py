@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tests.corpus import verl_log
+from tests.support import dashboard_on
 from tests.ui.test_dashboard import wait_for
 from tests.ui.test_drilldown import first_steps
 from tui.sources.local_file import LocalFile
@@ -95,8 +96,8 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
         monkeypatch.setenv("NO_COLOR", "1")
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
-    app = RlwatchApp(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
-                     name="cola", watch_accelerators=False)
+    app = dashboard_on(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
+                       name="cola", watch_accelerators=False)
     keys, screen_class = SCREENS[screen]
     async with app.run_test(size=SIZES[size]) as pilot:
         app.dashboard.header.clock = lambda: NOW

@@ -15,11 +15,10 @@ from textual.binding import Binding
 import tui.ui.screens
 import tui.ui.widgets
 from tests.corpus import verl_log
-from tests.ui.test_dashboard import step_lines, wait_for
-from tests.ui.test_health import healthy_then_nan
+from tests.support import RecordingDriver, dashboard_on, healthy_then_nan, step_lines, wait_for
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
-from tui.rules.findings import CRITICAL, WARNING, Finding
+from tui.rules.findings import Finding, Severity
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.glyphs import BAR_LEVELS, locale_is_utf8, to_ascii, use_ascii
@@ -83,20 +82,6 @@ def test_ascii_the_flag_then_the_settings_then_the_locale():
 # -- the driver: title and translation -----------------------------------------
 
 
-class RecordingDriver:
-    """Stands in for Textual's platform driver: records what would reach the terminal."""
-
-    def __init__(self) -> None:
-        self.written: list[str] = []
-        self.stopped = False
-
-    def write(self, data: str) -> None:
-        self.written.append(data)
-
-    def stop_application_mode(self) -> None:
-        self.stopped = True
-
-
 def test_the_title_saves_the_shells_title_first_and_restores_it_on_exit():
     driver = rlwatch_driver(RecordingDriver, ascii_only=False)()
     driver.set_title("rlwatch cola 3 ✓ ok")
@@ -133,16 +118,18 @@ def test_a_run_is_named_by_its_directory_and_log(label, name):
     assert run_name(label) == name
 
 
-def finding(rule: str, severity: str) -> Finding:
-    return Finding(rule, severity, None, 1, 1, 1, None, "")
+def finding(rule: str, severity: Severity) -> Finding:
+    made = Finding(rule, severity)
+    made.add_hit(1, None, "")
+    return made
 
 
 def test_the_state_is_the_worst_with_its_first_rule_and_how_many_more():
     assert state_words([]) == "✓ ok"
-    assert state_words([finding("kl-high", WARNING), finding("entropy-low", WARNING)]) == \
+    assert state_words([finding("kl-high", Severity.WARNING), finding("entropy-low", Severity.WARNING)]) == \
         "▲ WARN kl-high +1"
-    assert state_words([finding("loss-nan", CRITICAL), finding("kl-high", WARNING),
-                        finding("loss-nan", CRITICAL)]) == "✖ CRIT loss-nan"
+    assert state_words([finding("loss-nan", Severity.CRITICAL), finding("kl-high", Severity.WARNING),
+                        finding("loss-nan", Severity.CRITICAL)]) == "✖ CRIT loss-nan"
 
 
 def test_the_line_has_step_total_and_reward():
@@ -156,7 +143,7 @@ def test_the_line_has_step_total_and_reward():
 
 async def test_the_app_titles_the_window_with_the_run_step_and_worst_state(tmp_path):
     log, nan_line = healthy_then_nan(tmp_path)
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05))
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: " 30 " in app.title and "▲ WARN" in app.title, "a warning title")
         assert app.title.startswith(f"rlwatch {tmp_path.name}/grpo 30 reward ")
@@ -196,7 +183,7 @@ def test_no_key_of_rlwatch_or_textual_takes_tmuxs_prefix():
 
 
 async def test_every_screen_reached_by_keys_leaves_ctrl_b_alone():
-    app = RlwatchApp(LocalFile(verl_log("032")))
+    app = dashboard_on(LocalFile(verl_log("032")))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.model.last_step is not None, "the run")
         for key in ("s", "f", "?"):

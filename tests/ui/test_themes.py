@@ -22,6 +22,7 @@ import pytest
 from textual.geometry import Region
 
 from tests.corpus import verl_log
+from tests.support import dashboard_on, healthy_then_nan, panel, wait_for
 from tests.ui.colours import (
     CVD_KINDS,
     RGB,
@@ -33,8 +34,6 @@ from tests.ui.colours import (
     parse,
     simulate,
 )
-from tests.ui.test_dashboard import panel, wait_for
-from tests.ui.test_health import healthy_then_nan
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.appearance import Appearance, AppearanceError, resolve_appearance
@@ -142,7 +141,7 @@ async def rendered(name: str, tmp_path) -> tuple[RlwatchApp, list[Cell], str]:
     """The dashboard at 80x24 in theme ``name``: KL and entropy warn, the policy loss is nan."""
     log, nan_line = healthy_then_nan(tmp_path)
     log.write_bytes(log.read_bytes() + nan_line)
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05),
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05),
                      appearance=Appearance(theme=name, themes=shipped_themes()))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: panel(app, "pg_loss").state == "critical"
@@ -222,7 +221,7 @@ def test_high_contrast_text_reaches_the_enhanced_level():
 
 
 async def test_the_app_uses_the_dark_default():
-    app = RlwatchApp(LocalFile(verl_log("032")))
+    app = dashboard_on(LocalFile(verl_log("032")))
     async with app.run_test(size=(80, 24)):
         assert app.theme == DEFAULT_THEME
         assert app.current_theme.primary == theme(DEFAULT_THEME).primary
@@ -233,7 +232,7 @@ async def test_t_cycles_the_offered_themes_and_every_switch_is_remembered(tmp_pa
     mine = load_theme(_write(tmp_path / "mine.toml", 'primary = "#123456"\n'))
     appearance = Appearance(themes=[*shipped_themes(), mine],
                             remember=lambda name: remembered.append(name))
-    app = RlwatchApp(LocalFile(verl_log("032")), appearance=appearance)
+    app = dashboard_on(LocalFile(verl_log("032")), appearance=appearance)
     async with app.run_test(size=(80, 24)) as pilot:
         seen = [app.theme]
         for _ in range(5):
@@ -248,7 +247,7 @@ async def test_t_cycles_the_offered_themes_and_every_switch_is_remembered(tmp_pa
 
 async def test_a_theme_that_cannot_be_remembered_says_so(tmp_path):
     appearance = Appearance(remember=lambda name: f"theme not remembered: {tmp_path}: read-only")
-    app = RlwatchApp(LocalFile(verl_log("032")), appearance=appearance)
+    app = dashboard_on(LocalFile(verl_log("032")), appearance=appearance)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("t")
         await pilot.pause()

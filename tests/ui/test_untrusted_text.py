@@ -9,11 +9,29 @@ from pathlib import Path
 
 from textual.geometry import Region
 
-from tests.hostile import (CLEAR_SHOWN, CLIPBOARD_SHOWN, EVIL_KEY, EVIL_KEY_SHOWN, TITLE0,
-                           TITLE0_SHOWN, TITLE2_SHOWN, controls_in, hostile_log)
-from tests.ui.test_dashboard import open_app, shown_step, text_of, wait_for
-from tests.ui.test_drilldown import go_to_step, open_detail, open_steps
-from tests.ui.test_terminal import RecordingDriver
+from tests.hostile import (
+    CLEAR_SHOWN,
+    CLIPBOARD_SHOWN,
+    EVIL_KEY,
+    EVIL_KEY_SHOWN,
+    TITLE0,
+    TITLE0_SHOWN,
+    TITLE2_SHOWN,
+    controls_in,
+    hostile_log,
+)
+from tests.support import (
+    RecordingApp,
+    RecordingDriver,
+    dashboard_on,
+    go_to_step,
+    open_app,
+    open_detail,
+    open_steps,
+    shown_step,
+    text_of,
+    wait_for,
+)
 from tui.ui.app import RlwatchApp
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.terminal import clean_title, rlwatch_driver
@@ -115,7 +133,7 @@ async def test_dumps_and_the_chart_of_an_evil_key_show_it_inert(tmp_path):
     import json
 
     from tests.hostile import ALL
-    from tests.ui.test_drilldown import highlight_metric
+    from tests.support import highlight_metric
     from tui.sources.local_file import LocalFile
     from tui.ui.screens.chart import ChartScreen
     from tui.ui.widgets.step_dumps import StepDumps
@@ -127,7 +145,7 @@ async def test_dumps_and_the_chart_of_an_evil_key_show_it_inert(tmp_path):
     rows = [{"input": f"question {i} {ALL}", "output": f"answer {i}\n{ALL}", "gts": f"4{ALL}",
              "score": float(i), "step": 4, f"extra{ALL}": f"x{ALL}"} for i in range(2)]
     (rollouts / "4.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    app = RlwatchApp(LocalFile(log, poll_seconds=0.05), run_dir=run_dir)
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), run_dir=run_dir)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: shown_step(app) == "5/5", "step 5")
         await open_steps(pilot, app)
@@ -157,7 +175,7 @@ async def test_smi_names_and_tool_errors_show_inert_in_the_strip_and_processes(t
     import time
 
     from tests.hostile import ALL
-    from tests.ui.screens.test_processes import app_on, open_processes, rows_of
+    from tests.support import app_on, open_processes, rows_of
     from tui.model.accelerators import AcceleratorHistory
     from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
 
@@ -167,8 +185,8 @@ async def test_smi_names_and_tool_errors_show_inert_in_the_strip_and_processes(t
                                    processes=(AcceleratorProcess(7, f"python{ALL}", None, "GPU-1"),))],
                 time.time())
     history.set_status(f"other{TITLE0}", f"nvidia-smi: {ALL}", False, time.time())
-    app = RlwatchApp(app_on(tmp_path, monkeypatch).source, watch_accelerators=False)
-    app.accelerators = history
+    app = dashboard_on(app_on(tmp_path, monkeypatch).source, watch_accelerators=False)
+    app.session.accelerators = history
     app.dashboard.accelerators.history = history
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: shown_step(app) == "3", "step 3")
@@ -186,12 +204,11 @@ async def test_smi_names_and_tool_errors_show_inert_in_the_strip_and_processes(t
 async def test_the_on_critical_hook_gets_the_findings_inert(tmp_path):
     import json
 
-    from tests.ui.test_health import RecordingApp
     from tui.sources.local_file import LocalFile
 
     hooks = tmp_path / "hooks"
     hooks.mkdir()
-    app = RecordingApp(LocalFile(evil_run(tmp_path), poll_seconds=0.05),
+    app = dashboard_on(LocalFile(evil_run(tmp_path), poll_seconds=0.05), app=RecordingApp,
                        on_critical=f"cat > {hooks}/$$.tmp && mv {hooks}/$$.tmp {hooks}/$$.json")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: len(list(hooks.glob("*.json"))) == 2,

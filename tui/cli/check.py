@@ -5,78 +5,66 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import socket
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
-from tui.feed import Feed
-from tui.logger_feeds import read_logger_files
-from tui.sources.run_folder import folder_for
-from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import DASHBOARD_CONCEPTS
-from tui.parsers.smi.records import AcceleratorSample
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
-from tui.rules.engine import RuleEngine
-from tui.rules.findings import CRITICAL, WARNING, Finding, worst_severity
-from tui.rules.rule_file import RuleFileError, load_rules, override_paths
+from tui.rules.findings import Finding, worst_severity
+from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.rules.run_state import run_state
-from tui.sources.base import LogSource, SourceError
+from tui.session.run_session import RunSession
+from tui.sources.base import SourceError
 
 
 @asynccontextmanager
-async def loaded_run(target: str, log: str | None, accept_new_host_key: bool = False
-                     ) -> AsyncIterator[tuple[RunModel, LogSource]]:
-    """Read a target to its current end into a fresh model; the source stays open
-    inside the block for range reads (samples, step text)."""
+async def loaded_run(target: str, log: str | None, accept_new_host_key: bool = False,
+                     rules: list[RuleSpec] | None = None, accelerators: bool = False
+                     ) -> AsyncIterator[RunSession]:
+    """A session on ``target``, read once to its current end (with ``accelerators``, one
+    reading of its host's devices too); its source stays open inside the block for range
+    reads (samples, step text). What the user should know goes to stderr."""
     opened = open_target(target, log, accept_new_host_key)
-    model = RunModel(opened.source.label)
+    session = RunSession(opened.source, rules=rules, run_dir=local_run_dir(target), note=opened.note,
+                         accept_new_host_key=accept_new_host_key)
     try:
-        note = await opened.source.connect() or opened.note
-        model.log = opened.source.label
+        note = await session.connect()
         if note:
             print(f"rlwatch: {note}", file=sys.stderr)
-        await Feed(opened.source, model).run(follow=False)
-        # The run's file-logger JSONL and TensorBoard events, where the log
-        # points at them: their exact values replace the console's text.
-        folder = folder_for(opened.source, local_run_dir(target))
-        for merged in await read_logger_files(model, folder):
-            print(f"rlwatch: {merged}", file=sys.stderr)
-        yield model, opened.source
+        for line in await session.load(accelerators):
+            print(f"rlwatch: {line}", file=sys.stderr)
+        yield session
     finally:
-        await opened.source.close()
+        await session.close()
 
 
 async def load(target: str, log: str | None, accept_new_host_key: bool = False) -> RunModel:
     """Read a target to its current end into a fresh model."""
-    async with loaded_run(target, log, accept_new_host_key) as (model, _):
-        return model
+    async with loaded_run(target, log, accept_new_host_key) as session:
+        return session.model
 
 
-async def _load_with_accelerators(target: str, log: str | None, accept_new_host_key: bool
-                                  ) -> tuple[RunModel, list[dict]]:
-    async with loaded_run(target, log, accept_new_host_key) as (model, source):
-        return model, await accelerators_of(source)
+async def _judged(target: str, log: str | None, accept_new_host_key: bool,
+                  rules: list[RuleSpec]) -> RunSession:
+    async with loaded_run(target, log, accept_new_host_key, rules, accelerators=True) as session:
+        if not unreadable(session.model):
+            session.judge()
+        return session
 
 
-def _history_of(readings: list[dict]) -> AcceleratorHistory:
-    """One reading of each device, as a history the accelerator rules can judge."""
-    history = AcceleratorHistory()
-    history.add([AcceleratorSample(**reading) for reading in readings], time.time())
-    return history
-
-
-def unreadable(model: RunModel) -> bool:
-    """Nothing verl-like in the log at all: say so instead of reporting emptiness."""
+def unreadable(model: RunModel, quiet: bool = False) -> bool:
+    """Nothing verl-like in the log at all: say so (unless ``quiet``: said already) instead
+    of reporting emptiness."""
     if model.step_count or model.progress is not None or model.incidents:
         return False
-    print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
-          "(not a training log?)", file=sys.stderr)
+    if not quiet:
+            print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
+              "(not a training log?)", file=sys.stderr)
     return True
 
 
@@ -98,26 +86,6 @@ def report(target: str, model: RunModel, findings: list[Finding],
         "findings": [finding.to_json() for finding in findings],
         "accelerators": accelerators or [],
     }
-
-
-async def accelerators_of(source: LogSource) -> list[dict]:
-    """One reading of the run's own host: NVML/nvidia-smi/npu-smi here, or over the run's SSH
-    connection. A host without accelerators (a laptop reading a copied log) is no error."""
-    from tui.sources.accelerators.detect import NONE_FOUND
-    from tui.sources.accelerators.snapshot import take_snapshot
-
-    connection = getattr(source, "connection", None)
-    if connection is not None:
-        from tui.sources.ssh.ssh_runner import SshRunner
-
-        snapshot = await take_snapshot(SshRunner(connection), source.target.host)
-    else:
-        from tui.sources.accelerators.runner import LocalRunner
-
-        snapshot = await take_snapshot(LocalRunner(), socket.gethostname(), local=True)
-    if snapshot.problem and snapshot.problem != NONE_FOUND:
-        print(f"rlwatch: {snapshot.host}: {snapshot.problem}", file=sys.stderr)
-    return [sample.to_json() for sample in snapshot.samples]
 
 
 def _finite_or_none(value: float | None) -> float | None:
@@ -149,25 +117,22 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
     return "\n".join(lines)
 
 
-_EXIT_FOR = {None: exit_codes.OK, WARNING: exit_codes.WARNING, CRITICAL: exit_codes.CRITICAL}
-
-
 def run_check(target: str, log: str | None, as_json: bool, rules_file: str | None = None,
               accept_new_host_key: bool = False) -> int:
     """Entry point for ``rlwatch check``."""
     try:
-        engine = RuleEngine(load_rules(*override_paths(rules_file)))
-        model, accelerators = asyncio.run(_load_with_accelerators(target, log, accept_new_host_key))
+        rules = load_rules(*override_paths(rules_file))
+        session = asyncio.run(_judged(target, log, accept_new_host_key, rules))
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE
-    if unreadable(model):
+    if unreadable(session.model, quiet=True):
         return exit_codes.UNREADABLE
-    findings = engine.evaluate(model, time.time(), accelerators=_history_of(accelerators))
-    result = report(target, model, findings, accelerators)
+    readings = [sample.to_json() for sample in session.accelerators.latest()]
+    result = report(target, session.model, session.findings, readings)
     # The log's text (keys, crash lines, its path) is shown, never obeyed: safe_text.
     if as_json:
         print(json.dumps(safe_data(result)))
     else:
-        print(safe_text(render_text(result, model, findings), multiline=True))
-    return _EXIT_FOR[worst_severity(findings)]
+        print(safe_text(render_text(result, session.model, session.findings), multiline=True))
+    return exit_codes.for_worst(worst_severity(session.findings))

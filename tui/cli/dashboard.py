@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
-from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.rules.rule_file import RuleFileError, load_rules, override_paths
 from tui.scratch import remove_all, scratch_dir
-from tui.sources.base import LogSource, SourceError
+from tui.session.run_session import RunSession
+from tui.sources.base import SourceError
 
 # Seconds a hang-up leaves Textual to shut down before the process ends itself.
 HANGUP_GRACE_S = 2.0
@@ -47,11 +48,10 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
     try:
         rules = load_rules(*override_paths(rules_file))
         opened = open_target(target, log, accept_new_host_key)
-        return asyncio.run(_watch(opened.source, note=opened.note, rules=rules,
-                                  on_critical=on_critical, run_dir=local_run_dir(target),
-                                  app_options={"gpu_hosts": gpu_hosts,
-                                               "accept_new_host_key": accept_new_host_key,
-                                               "appearance": appearance}))
+        session = RunSession(opened.source, rules=rules, run_dir=local_run_dir(target),
+                             note=opened.note, gpu_hosts=gpu_hosts,
+                             accept_new_host_key=accept_new_host_key, on_critical=on_critical)
+        return asyncio.run(_watch(session, appearance))
     except (SourceError, RuleFileError) as error:
         return _unreadable(error)
 
@@ -70,19 +70,16 @@ def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = N
         return _unreadable(error)
 
 
-async def _watch(source: LogSource, *, note: str | None = None, label: str | None = None,
-                 rules: list[RuleSpec] | None = None, on_critical: str | None = None,
-                 run_dir: Path | None = None, app_options: dict | None = None) -> int:
+async def _watch(session: RunSession, appearance: Appearance, name: str | None = None) -> int:
     from tui.ui.app import RlwatchApp
 
     try:
-        note = await source.connect() or note
-        app = RlwatchApp(source, label=label, note=note, rules=rules, on_critical=on_critical,
-                         run_dir=run_dir, **(app_options or {}))
+        session.note = await session.connect()
+        app = RlwatchApp([session], name=name, appearance=appearance)
         _exit_on_hangup(app)
         await app.run_async()
     finally:
-        await source.close()
+        await session.close()
     return app.return_code or exit_codes.OK
 
 
@@ -99,9 +96,8 @@ async def _demo(speed: float, appearance: Appearance) -> int:
         try:
             label = f"{DEMO_LABEL}, replayed at {speed:g} steps/s"
             # The demo's run is a replay: this machine's GPUs are not its accelerators.
-            return await _watch(LocalFile(replay.path), label=label,
-                                app_options={"watch_accelerators": False, "name": "demo",
-                                             "appearance": appearance})
+            session = RunSession(LocalFile(replay.path), label=label, watch_accelerators=False)
+            return await _watch(session, appearance, name="demo")
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):

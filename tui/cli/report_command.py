@@ -5,21 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from pathlib import Path
 
 from tui.cli import exit_codes
 from tui.cli.check import loaded_run, unreadable
-from tui.cli.targets import local_run_dir
 from tui.parsers.records import Sample
 from tui.parsers.rollout_dumps import parse_dump
 from tui.report.render import to_html, to_json, to_markdown, to_text
-from tui.report.samples import printed_samples
-from tui.report.verdict import build_report
-from tui.rules.engine import RuleEngine
-from tui.rules.rule_file import RuleFileError, load_rules, override_paths
+from tui.report.verdict import Report, build_report
+from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.sources.base import SourceError
-from tui.sources.run_folder import RunFolder, folder_for
+from tui.sources.run_folder import RunFolder
 
 
 async def dumped_samples(folder: RunFolder | None) -> tuple[list[Sample], list[float] | None]:
@@ -27,7 +23,9 @@ async def dumped_samples(folder: RunFolder | None) -> tuple[list[Sample], list[f
     wrote dumps (``trainer.validation_data_dir`` / ``rollout_data_dir``), here or on the box."""
     samples: list[Sample] = []
     rollout: list[float] | None = None
-    for dump in await folder.dump_dirs() if folder is not None else []:
+    if folder is None:
+        return samples, rollout
+    for dump in await folder.dump_dirs():
         try:
             rows = parse_dump(await folder.read(dump.file_for(dump.steps[-1])))
         except (OSError, SourceError):
@@ -39,22 +37,22 @@ async def dumped_samples(folder: RunFolder | None) -> tuple[list[Sample], list[f
     return samples, rollout
 
 
-async def _build(target: str, log: str | None, engine: RuleEngine, goal: float | None,
-                 accept_new_host_key: bool = False):
-    async with loaded_run(target, log, accept_new_host_key) as (model, source):
-        if unreadable(model):
+async def _build(target: str, log: str | None, rules: list[RuleSpec], goal: float | None,
+                 accept_new_host_key: bool = False) -> Report | None:
+    async with loaded_run(target, log, accept_new_host_key, rules) as session:
+        if unreadable(session.model):
             return None
-        samples = await printed_samples(model, source)
-        dumped, rollout = await dumped_samples(folder_for(source, local_run_dir(target)))
-    return build_report(model, engine.evaluate(model, time.time()), dumped or samples, goal, rollout)
+        samples = await session.printed_samples()
+        dumped, rollout = await dumped_samples(session.folder)
+    return build_report(session.model, session.judge(), dumped or samples, goal, rollout)
 
 
 def run_report(target: str, log: str | None, goal: float | None, output: str | None,
                as_json: bool, rules_file: str | None, accept_new_host_key: bool = False) -> int:
     """Entry point for ``rlwatch report``."""
     try:
-        engine = RuleEngine(load_rules(*override_paths(rules_file)))
-        report = asyncio.run(_build(target, log, engine, goal, accept_new_host_key))
+        rules = load_rules(*override_paths(rules_file))
+        report = asyncio.run(_build(target, log, rules, goal, accept_new_host_key))
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE

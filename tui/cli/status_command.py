@@ -38,17 +38,15 @@ from tui.cli.status_state import (
 )
 from tui.cli.targets import OpenedTarget, open_target
 from tui.config import load_config
-from tui.feed import read_failure_blocks
 from tui.parsers.text import safe_text
 from tui.rules.engine import RuleEngine
-from tui.rules.findings import CRITICAL, WARNING, worst_severity
+from tui.rules.findings import Severity, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.session.feed import read_failure_blocks
+from tui.session.run_session import RunSession
 from tui.sources.base import Data, Lines, LogSource, SourceError
 from tui.ui.glyphs import to_ascii, use_ascii
 from tui.ui.run_line import run_line, run_name
-
-# The same statuses as ``rlwatch check``, for the same states.
-_EXIT_FOR = {None: exit_codes.OK, WARNING: exit_codes.WARNING, CRITICAL: exit_codes.CRITICAL}
 
 
 def status_cache_dir() -> Path:
@@ -66,7 +64,7 @@ def run_status(target: str, log: str | None, rules_file: str | None = None,
         rules = load_rules(*override_paths(rules_file))
         opened = open_target(target, log, accept_new_host_key)
         line, worst = asyncio.run(status_line(opened, rules, status_cache_dir()))
-        status = _EXIT_FOR[worst]
+        status = exit_codes.for_worst(worst)
     except (SourceError, RuleFileError) as error:
         line, status = f"rlwatch: {error}", exit_codes.UNREADABLE
     line = safe_text(line)  # the run's name is a (remote) file name, the rest may quote the log
@@ -75,11 +73,11 @@ def run_status(target: str, log: str | None, rules_file: str | None = None,
 
 
 async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Path,
-                      ) -> tuple[str, str | None]:
+                      ) -> tuple[str, Severity | None]:
     """The line for the run behind ``opened`` and its worst severity, updating the kept state."""
     source = opened.source
     await source.connect()
-    if getattr(source, "logger_files", None) is not None:
+    if source.logger_files is not None:
         return await _logger_run_line(source, rules)
     try:
         state = load_state(cache_dir, source.label)
@@ -98,7 +96,7 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
     return run_line(run_name(source.label), model, findings), worst_severity(findings)
 
 
-async def _logger_run_line(source: LogSource, rules: list[RuleSpec]) -> tuple[str, str | None]:
+async def _logger_run_line(source: LogSource, rules: list[RuleSpec]) -> tuple[str, Severity | None]:
     """The line for a run known only by its JSONL or event files, read whole each time.
 
     The kept state is a console scanner's; these files have no use for it, so
@@ -107,17 +105,13 @@ async def _logger_run_line(source: LogSource, rules: list[RuleSpec]) -> tuple[st
     readers' places between calls, as the console state keeps its offset, is
     what would make the latter cheap.
     """
-    from tui.logger_feeds import read_logger_files
-    from tui.model.run_model import RunModel
-    from tui.sources.run_folder import folder_for
-
-    model = RunModel(source.label)
+    session = RunSession(source, rules=rules)
     try:
-        await read_logger_files(model, folder_for(source))
+        await session.load()
     finally:
-        await source.close()
-    findings = RuleEngine(rules).evaluate(model, time.time())
-    return run_line(run_name(source.label), model, findings), worst_severity(findings)
+        await session.close()
+    findings = session.judge()
+    return run_line(run_name(source.label), session.model, findings), worst_severity(findings)
 
 
 async def _same_log(source: LogSource, state: StatusState) -> bool:

@@ -7,17 +7,16 @@ too, read from those files alone (``tui.sources.logger_run``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tui.parsers.log_scanner import NEEDLES
 from tui.sources.base import LogSource, SourceError
 from tui.sources.discovery import NoLogFound, find_training_log
-from tui.sources.logger_run import local_logger_run, local_run_instead_of
-from tui.parsers.log_scanner import NEEDLES
 from tui.sources.local_file import LocalFile
-from tui.sources.tensorboard_events import is_event_file
+from tui.sources.logger_run import local_logger_run, local_run_instead_of, logger_dir_run
 from tui.sources.ssh.target import parse_target
+from tui.sources.tensorboard_events import is_event_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +68,7 @@ def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:
         try:
             choice = find_training_log(path)
         except NoLogFound:
-            return OpenedTarget(*local_logger_run(path))
+            return OpenedTarget(*logger_dir_run(path))
         if not choice.has_steps and (run := local_run_instead_of(choice.path, path)) is not None:
             return OpenedTarget(*run)
         return OpenedTarget(LocalFile(choice.path, prefilter=NEEDLES), f"watching {choice.path} ({choice.reason})")

@@ -49,13 +49,17 @@ _LABELS = {
 def _as_float32(value: float) -> float:
     """``value`` rounded to float32, as torch's ``add_scalar`` stores it (overflow → ±inf)."""
     try:
-        return struct.unpack("f", struct.pack("f", value))[0]
+        rounded: float = struct.unpack("f", struct.pack("f", value))[0]
+        return rounded
     except OverflowError:
         return math.copysign(math.inf, value)
 
 
-def replaces(new: float, new_source: Source, old: float, old_source: Source) -> bool:
+def replaces(new: float, new_source: int, old: float, old_source: int) -> bool:
     """Whether ``new`` should replace ``old`` as the value of one key at one step.
+
+    The sources are ``Source`` values, or the plain ints a series keeps them as (an
+    IntEnum compares equal to its int; this runs for every merged value).
 
     * Same source: the later value wins, as for a re-printed console line (a
       resumed run re-does the steps after its last checkpoint).
@@ -86,7 +90,7 @@ class TaggedSeries(Series):
         super().__init__()
         # One Source per value, parallel to ``steps``; None while every value
         # came from the console, which is all that most runs ever have.
-        self._sources: array | None = None
+        self._sources: array[int] | None = None
 
     def set(self, step: int, value: float) -> None:
         """Record a console value (the plain Series contract)."""
@@ -126,7 +130,7 @@ class TaggedSeries(Series):
             elif source:
                 self._start_tags(at, source)
             return True
-        old_source = sources[at] if sources is not None else Source.CONSOLE
+        old_source = sources[at] if sources is not None else _CONSOLE
         if source != old_source and not replaces(value, source, self.values[at], old_source):
             return False
         # Series.set's own overwrite, without a second search: this runs for

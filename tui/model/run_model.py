@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui.model.aliases import STEP_TIME, Concept
@@ -55,7 +56,7 @@ class RunModel:
         self._logger_only_steps: set[int] = set()
         self._last_logger_step: int | None = None
         # every_step()'s merge, with the step index and the sizes it was made from.
-        self._every_step: tuple[tuple[int, int, int], array] | None = None
+        self._every_step: tuple[tuple[int, int, int], array[int]] | None = None
         self.tqdm_sec_per_it = Series()
         self.progress: Progress | None = None
         self.announced_total: int | None = None
@@ -79,7 +80,7 @@ class RunModel:
 
     # -- ingest -------------------------------------------------------------
 
-    def apply(self, records: list[Record], now: float, source: Source = Source.CONSOLE) -> bool:
+    def apply(self, records: Sequence[Record], now: float, source: Source = Source.CONSOLE) -> bool:
         """Fold parser records in; True if anything a reader shows changed.
 
         ``source`` says which of verl's loggers the records came from; where
@@ -148,7 +149,7 @@ class RunModel:
         """Distinct steps that carried metrics, in the console log or only in another logger's files."""
         return len(self.step_index) + len(self._logger_only_steps)
 
-    def every_step(self) -> array:
+    def every_step(self) -> array[int]:
         """Every step that carried metrics, ascending: the console log's and those only the
         JSONL or event files have. The step index itself while there are none of the latter."""
         if not self._logger_only_steps:

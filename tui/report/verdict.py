@@ -13,7 +13,15 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from tui.model.aliases import ENTROPY, GRAD_NORM, KL, POLICY_LOSS, STEP_TIME, TRAIN_REWARD, Concept
+from tui.model.aliases import (
+    ENTROPY,
+    GRAD_NORM,
+    KL,
+    POLICY_LOSS,
+    STEP_TIME,
+    TRAIN_REWARD,
+    Concept,
+)
 from tui.model.run_model import RunModel
 from tui.model.series import Series
 from tui.parsers.records import Sample
@@ -89,8 +97,8 @@ def build_report(model: RunModel, findings: list[Finding], samples: list[Sample]
     report.stability = _stability(model)
     report.resources = _resources(model) + _utilisation(utilisation)
     report.samples = samples[:SHOWN_SAMPLES]
-    report.worst_samples = sorted((s for s in samples if s.score is not None and s.score < WORST_SCORE),
-                                  key=lambda s: s.score)[:SHOWN_SAMPLES]
+    worst = [(s.score, s) for s in samples if s.score is not None and s.score < WORST_SCORE]
+    report.worst_samples = [s for _, s in sorted(worst, key=lambda pair: pair[0])][:SHOWN_SAMPLES]
     for concept in (TRAIN_REWARD, ENTROPY, KL, STEP_TIME):
         _keep_series(report, model, concept)
     for key in matching_keys(VALIDATION_PATTERNS, model.series):
@@ -124,9 +132,9 @@ def _task(model: RunModel, samples: list[Sample], target: float | None,
                             "high (→ 100%)",
                             None, "The share of positive rewards should grow towards 100%."))
     else:
-        reward, key = model.series_for(TRAIN_REWARD)
+        reward, reward_key = model.series_for(TRAIN_REWARD)
         final = _last(reward)
-        checks.append(Check(f"final train reward ({key})", final, "rising; = share of positive "
+        checks.append(Check(f"final train reward ({reward_key})", final, "rising; = share of positive "
                             "rewards when rewards are 0/1", None,
                             "The final train reward mean should reach the task threshold; "
                             "no per-sample scores were printed or dumped to count positive ones."))
@@ -138,7 +146,7 @@ def _stability(model: RunModel) -> list[Check]:
     entropy, _ = model.series_for(ENTROPY)
     kl, _ = model.series_for(KL)
     grad, _ = model.series_for(GRAD_NORM)
-    loss_mean, kl_mean, kl_values = _mean(loss), _mean(kl), _finite(kl)
+    loss_mean, kl_mean, kl_values, grad_mean = _mean(loss), _mean(kl), _finite(kl), _mean(grad)
     return [
         Check("policy loss mean", loss_mean, "within ±0.05", _within(loss_mean, -0.05, 0.05),
               "The policy loss settles near 0 (±0.05) when updates have converged."),
@@ -149,8 +157,8 @@ def _stability(model: RunModel) -> list[Check]:
         Check("KL loss max", max(kl_values) if kl_values else None, "never above 0.03",
               None if not kl_values else max(kl_values) <= 0.03,
               "KL above 0.03 at any step risks a collapse of the update."),
-        Check("grad norm mean", _mean(grad), "< 0.8", None if grad is None or _mean(grad) is None
-              else _mean(grad) < 0.8, "A grad-norm mean under 0.8 means training stayed stable."),
+        Check("grad norm mean", grad_mean, "< 0.8", None if grad_mean is None else grad_mean < 0.8,
+              "A grad-norm mean under 0.8 means training stayed stable."),
     ]
 
 

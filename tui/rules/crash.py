@@ -81,7 +81,10 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
                 if not f.harmless and (kinds is None or f.kind in kinds)]
     last_step_end = model.last_step_line_end
     end = model.end_marker_offset
-    fatal, survived, after_end, faint = [], [], [], []
+    fatal: list[Failure] = []
+    survived: list[Failure] = []
+    after_end: list[Failure] = []
+    faint: list[Failure] = []
     for failure in failures:
         if end is not None and failure.offset > end:
             after_end.append(failure)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 import statistics
 from statistics import median
@@ -23,12 +24,12 @@ from tui.model.series import Series
 from tui.model.failures import Failure, bursts
 from tui.parsers.incidents import KIND_WORDS
 from tui.rules.crash import judge_failures
-from tui.rules.findings import WARNING, Finding
+from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
 
 
-def matching_keys(patterns: tuple[str, ...] | list[str], keys) -> list[str]:
+def matching_keys(patterns: Sequence[str], keys: Collection[str]) -> list[str]:
     """Keys that match any pattern (``*`` globs allowed), in pattern order, sorted within one."""
     found: list[str] = []
     for pattern in patterns:
@@ -39,7 +40,7 @@ def matching_keys(patterns: tuple[str, ...] | list[str], keys) -> list[str]:
     return found
 
 
-def first_key(patterns, series, skip_zero: bool = False) -> str | None:
+def first_key(patterns: Sequence[str], series: Mapping[str, Series], skip_zero: bool = False) -> str | None:
     """The concept's key in this run: the first alias (or glob match) present; with
     ``skip_zero``, the first whose series is not all zero (an unused alias, see ``live_key``)."""
     matches = matching_keys(patterns, series)
@@ -54,6 +55,32 @@ class _Progress:
     rewrites: int
     done: int
     finding: Finding | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Judging:
+    """What one evaluation judges against: the run, the time, when to stop, the devices."""
+
+    model: RunModel
+    now: float
+    deadline: float | None  # time.monotonic() past which series judgement stops
+    accelerators: AcceleratorHistory | None
+
+
+# How a kind of rule is judged: (the engine, for what it keeps between calls; the rule;
+# what is judged) → the rule's current findings.
+Judge = Callable[["RuleEngine", RuleSpec, _Judging], list[Finding]]
+# Every kind a rule file may name (``rule_file.KIND_PARAMS``), and its judge.
+JUDGES: dict[str, Judge] = {}
+
+
+def _judges(*kinds: str) -> Callable[[Judge], Judge]:
+    """Register the decorated function as the judge of ``kinds``."""
+    def register(judge: Judge) -> Judge:
+        for kind in kinds:
+            JUDGES[kind] = judge
+        return judge
+    return register
 
 
 class RuleEngine:
@@ -79,30 +106,12 @@ class RuleEngine:
         """
         deadline = None if budget_s is None else time.monotonic() + budget_s
         self.behind = False
-        findings: list[Finding] = []
-        for rule in self.rules:
-            if rule.kind in POINT_CHECKS:
-                keys = (matching_keys(rule.metrics, model.series) if rule.kind == "nonfinite"
-                        else [k for k in [first_key(rule.metrics, model.series,
-                                                    rule.skip_zero)] if k])
-                for key in keys:
-                    finding = self._judge_series(rule, key, model, deadline)
-                    if finding is not None:
-                        findings.append(finding)
-            elif rule.kind == "relation":
-                findings += _relation(rule, model)
-            elif rule.kind == "stalled":
-                crashed = judge_failures(model)
-                if crashed.cause is None or crashed.recurring:  # a dead run is not "stalled"
-                    findings += _stalled(rule, model, now, self._step_seconds(model))
-            elif rule.kind == "incident":
-                findings += _incidents(rule, model)
-            elif rule.kind == "accelerator" and accelerators is not None:
-                findings += _accelerators(rule, accelerators, model.last_step)
-        findings.sort(key=lambda f: f.severity != "critical")
+        judging = _Judging(model, now, deadline, accelerators)
+        findings = [finding for rule in self.rules for finding in JUDGES[rule.kind](self, rule, judging)]
+        findings.sort(key=lambda f: f.severity != Severity.CRITICAL)
         return findings
 
-    def _step_seconds(self, model: RunModel) -> float | None:
+    def step_seconds_of(self, model: RunModel) -> float | None:
         """``step_seconds``, worked out again only when the step-time series has changed."""
         series, _ = model.series_for(STEP_TIME)
         if series is None:
@@ -112,8 +121,10 @@ class RuleEngine:
             self._typical = (version, step_seconds(model))
         return self._typical[1]
 
-    def _judge_series(self, rule: RuleSpec, key: str, model: RunModel,
-                      deadline: float | None) -> Finding | None:
+    def judge_series(self, rule: RuleSpec, key: str, model: RunModel,
+                     deadline: float | None) -> Finding | None:
+        """The finding of a point check on one series, judging only the points not judged
+        before (until ``deadline``; ``behind`` then says more is left)."""
         series = model.series[key]
         progress = self._progress.get((rule.id, key))
         if (progress is None or progress.series is not series or progress.rewrites != series.rewrites
@@ -137,13 +148,13 @@ class RuleEngine:
                 continue
             message = f"{key} = {values[i]:.4g} at step {steps[i]}: {reason}"
             if progress.finding is None:
-                progress.finding = Finding(rule.id, rule.severity, key, None, None, 0, None, "")
+                progress.finding = Finding(rule.id, rule.severity, key)
             progress.finding.add_hit(steps[i], values[i], message, reason)
         progress.done = max(progress.done, end)
         return progress.finding
 
 
-def _companions_agree(companions: list[Series | None], step: int) -> bool:
+def _companions_agree(companions: Sequence[Series | None], step: int) -> bool:
     """A printed 0.000 is only zero if its companions (max/min) are zero too.
 
     Pre-v0.5 verl rounds to 3 decimals, so an advantage mean of 0.000 with a
@@ -169,7 +180,7 @@ def _relation(rule: RuleSpec, model: RunModel) -> list[Finding]:
             continue
         gap = (reward - val) / reward
         if gap > rule.params["max_gap"]:
-            finding = finding or Finding(rule.id, rule.severity, val_key, None, None, 0, None, "")
+            finding = finding or Finding(rule.id, rule.severity, val_key)
             finding.add_hit(step, gap, f"train reward {reward:.4g} vs validation {val:.4g} at "
                                        f"step {step}: a {gap:.0%} gap", f"{gap:.0%} below train")
     return [finding] if finding else []
@@ -205,9 +216,9 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     limit = max(rule.params["factor"] * typical, rule.params["min_seconds"])
     if quiet <= limit:
         return []
-    finding = Finding(rule.id, rule.severity, None, model.last_step, model.last_step, 1, quiet,
-                      f"no new step for {word_duration(quiet)} after step {model.last_step} "
-                      f"(typical step {word_duration(typical)}); the run may be hung or dead")
+    finding = Finding(rule.id, rule.severity)
+    finding.add_hit(model.last_step, quiet, f"no new step for {word_duration(quiet)} after step "
+                    f"{model.last_step} (typical step {word_duration(typical)}); the run may be hung or dead")
     return [finding]
 
 
@@ -239,11 +250,10 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
         message += "; also: " + "; ".join(text[:ALSO_CHARS] for text in others)
     severity = rule.severity
     if judged.recurring:
-        severity = WARNING
+        severity = Severity.WARNING
         message += (f"; the run went on after {judged.recurring} earlier ones, so it may still "
                     "be running")
-    finding = Finding(rule.id, severity, None, None, None, 0, None, "",
-                      exception=cause.text, offset=cause.offset)
+    finding = Finding(rule.id, severity, exception=cause.text, offset=cause.offset)
     finding.add_hit(cause.step, cause.kind, message, KIND_WORDS[cause.kind])
     finding.count = len(judged.fatal)
     return [finding]
@@ -253,8 +263,7 @@ def _grouped(rule: RuleSpec, failures: tuple[Failure, ...], where: str) -> Findi
     """Failures the run lived through, as one finding named by the latest; its count is
     of bursts (one worker's segfault prints a glog line, a dump and Python's last words)."""
     latest = failures[-1]
-    finding = Finding(rule.id, rule.severity, None, None, None, 0, None, "",
-                      exception=latest.text, offset=latest.offset)
+    finding = Finding(rule.id, rule.severity, exception=latest.text, offset=latest.offset)
     count = bursts(failures)
     at = "before the first step" if latest.step is None else f"at step {latest.step}"
     for failure in failures:
@@ -288,7 +297,48 @@ def _accelerators(rule: RuleSpec, history: AcceleratorHistory, step: int | None)
                 value = statistics.fmean(util)
                 reason = f"mean utilisation {value:.0f}% over {params['window_s']:.0f} s"
         if reason is not None:
-            finding = Finding(rule.id, rule.severity, f"{name} {sample.name}", step, step, 0, None, "")
+            finding = Finding(rule.id, rule.severity, f"{name} {sample.name}")
             finding.add_hit(step, value, f"{name} ({sample.name}): {reason}", reason)
             findings.append(finding)
     return findings
+
+
+@_judges(*(kind for kind in POINT_CHECKS if kind != "nonfinite"))
+def _first_alias(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
+    """A point check on the concept's series: the first of its aliases the run logged."""
+    key = first_key(rule.metrics, judging.model.series, rule.skip_zero)
+    finding = None if key is None else engine.judge_series(rule, key, judging.model, judging.deadline)
+    return [finding] if finding is not None else []
+
+
+@_judges("nonfinite")
+def _every_match(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
+    """A point check on every series the rule's patterns match (any loss, any grad norm)."""
+    judged = (engine.judge_series(rule, key, judging.model, judging.deadline)
+              for key in matching_keys(rule.metrics, judging.model.series))
+    return [finding for finding in judged if finding is not None]
+
+
+@_judges("relation")
+def _judge_relation(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
+    return _relation(rule, judging.model)
+
+
+@_judges("stalled")
+def _judge_stalled(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
+    crashed = judge_failures(judging.model)
+    if crashed.cause is not None and not crashed.recurring:  # a dead run is not "stalled"
+        return []
+    return _stalled(rule, judging.model, judging.now, engine.step_seconds_of(judging.model))
+
+
+@_judges("incident")
+def _judge_incidents(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
+    return _incidents(rule, judging.model)
+
+
+@_judges("accelerator")
+def _judge_accelerators(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
+    if judging.accelerators is None:
+        return []
+    return _accelerators(rule, judging.accelerators, judging.model.last_step)

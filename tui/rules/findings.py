@@ -5,12 +5,21 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from enum import Enum
 
 from tui.parsers.values import format_value
 
-WARNING = "warning"
-CRITICAL = "critical"
-SEVERITIES = (WARNING, CRITICAL)
+class Severity(str, Enum):
+    """How bad a finding is. The values are the words ``check --json`` and the rule files use."""
+
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
 
 @dataclass(slots=True)
@@ -18,27 +27,29 @@ class Finding:
     """Every hit of one rule on one metric, grouped: first and last step and a count.
 
     A healthy run sits outside some checklist bands for hundreds of steps;
-    grouping keeps that to one line instead of a flood.
+    grouping keeps that to one line instead of a flood. A finding is made empty,
+    ``Finding(rule, severity, metric)``, and every hit goes through ``add_hit``:
+    the step range, count, value and message are only ever what the hits say.
     """
 
     rule: str
-    severity: str
-    metric: str | None
-    first_step: int | None
-    last_step: int | None
-    count: int
-    value: float | str | None
-    message: str
-    # The short why of the latest hit ("above 0.03"), for a panel title.
-    reason: str = ""
-    # The step of every hit, ascending (the engine judges each series in step
-    # order), so the steps table and the step detail can tell which rules a
-    # given step broke; 8 bytes a hit.
-    steps: array = field(default_factory=lambda: array("q"), repr=False, compare=False)
+    severity: Severity
+    metric: str | None = None
     # A failure's exception line and the byte offset of its block in the log
     # (crash and error findings), so a user can go straight to it.
     exception: str | None = None
     offset: int | None = None
+    first_step: int | None = field(default=None, init=False)
+    last_step: int | None = field(default=None, init=False)
+    count: int = field(default=0, init=False)
+    value: float | str | None = field(default=None, init=False)
+    message: str = field(default="", init=False)
+    # The short why of the latest hit ("above 0.03"), for a panel title.
+    reason: str = field(default="", init=False)
+    # The step of every hit, ascending (the engine judges each series in step
+    # order), so the steps table and the step detail can tell which rules a
+    # given step broke; 8 bytes a hit.
+    steps: array[int] = field(default_factory=lambda: array("q"), init=False, repr=False, compare=False)
 
     def add_hit(self, step: int | None, value: float | str | None, message: str,
                 reason: str = "") -> None:
@@ -59,10 +70,10 @@ class Finding:
         at = bisect_left(self.steps, step)
         return at < len(self.steps) and self.steps[at] == step
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         """The ``check --json`` form of the finding (a contract)."""
         value = format_value(self.value) if isinstance(self.value, float) else self.value
-        out = {"rule": self.rule, "severity": self.severity, "metric": self.metric,
+        out: dict[str, object] = {"rule": self.rule, "severity": self.severity.value, "metric": self.metric,
                "first_step": self.first_step, "last_step": self.last_step, "count": self.count,
                "value": value, "message": self.message}
         if self.exception is not None:
@@ -72,9 +83,9 @@ class Finding:
         return out
 
 
-def worst_severity(findings: list[Finding]) -> str | None:
-    """``critical`` if any finding is, else ``warning`` if any, else None."""
+def worst_severity(findings: list[Finding]) -> Severity | None:
+    """Critical if any finding is, else warning if any, else None."""
     severities = {finding.severity for finding in findings}
-    if CRITICAL in severities:
-        return CRITICAL
-    return WARNING if severities else None
+    if Severity.CRITICAL in severities:
+        return Severity.CRITICAL
+    return Severity.WARNING if severities else None

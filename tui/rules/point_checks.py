@@ -14,10 +14,10 @@ from statistics import median
 from typing import Any
 
 # (values, index, params) → a reason if point ``index`` breaks the rule, else None.
-PointCheck = Callable[[array, int, dict[str, Any]], str | None]
+PointCheck = Callable[["array[float]", int, dict[str, Any]], str | None]
 
 
-def band(values: array, i: int, params: dict[str, Any]) -> str | None:
+def band(values: array[float], i: int, params: dict[str, Any]) -> str | None:
     """Outside ``[low, high]``."""
     value, low, high = values[i], params["low"], params["high"]
     if not math.isfinite(value):
@@ -29,12 +29,12 @@ def band(values: array, i: int, params: dict[str, Any]) -> str | None:
     return None
 
 
-def nonfinite(values: array, i: int, params: dict[str, Any]) -> str | None:
+def nonfinite(values: array[float], i: int, params: dict[str, Any]) -> str | None:
     """nan or ±inf."""
     return None if math.isfinite(values[i]) else "not a finite number"
 
 
-def decline(values: array, i: int, params: dict[str, Any]) -> str | None:
+def decline(values: array[float], i: int, params: dict[str, Any]) -> str | None:
     """``steps`` consecutive moves in ``direction``, each larger than ``min_change``."""
     steps, threshold = params["steps"], params["min_change"]
     if i < steps:
@@ -50,7 +50,7 @@ def decline(values: array, i: int, params: dict[str, Any]) -> str | None:
     return f"{word} {steps} times in a row, from {values[i - steps]:.4g}"
 
 
-def stuck(values: array, i: int, params: dict[str, Any]) -> str | None:
+def stuck(values: array[float], i: int, params: dict[str, Any]) -> str | None:
     """The same value (or zero, with ``zero_only``) for ``steps`` points."""
     steps = params["steps"]
     if i + 1 < steps:
@@ -64,7 +64,7 @@ def stuck(values: array, i: int, params: dict[str, Any]) -> str | None:
     return f"unchanged at {first:g} for {steps} steps"
 
 
-def spike(values: array, i: int, params: dict[str, Any]) -> str | None:
+def spike(values: array[float], i: int, params: dict[str, Any]) -> str | None:
     """``ratio``× above (or below) the median of the previous ``window`` points,
     for ``sustain`` points in a row (healthy RL runs have one-step blips)."""
     reason = _spike_at(values, i, params)
@@ -74,7 +74,7 @@ def spike(values: array, i: int, params: dict[str, Any]) -> str | None:
     return reason
 
 
-def _spike_at(values: array, i: int, params: dict[str, Any]) -> str | None:
+def _spike_at(values: array[float], i: int, params: dict[str, Any]) -> str | None:
     window, ratio = params["window"], params["ratio"]
     history = [v for v in values[max(0, i - window): i] if math.isfinite(v)]
     value = values[i]
@@ -92,7 +92,7 @@ def _spike_at(values: array, i: int, params: dict[str, Any]) -> str | None:
     return None
 
 
-def jump(values: array, i: int, params: dict[str, Any]) -> str | None:
+def jump(values: array[float], i: int, params: dict[str, Any]) -> str | None:
     """Changed by more than ``delta`` since the previous point."""
     if i < 1:
         return None

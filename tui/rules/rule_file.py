@@ -22,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 
-from tui.rules.findings import SEVERITIES
+from tui.rules.findings import Severity
 
 _NUMBER = (int, float)
 # kind → {parameter: (accepted types, required, default)}
@@ -65,7 +65,7 @@ class RuleSpec:
 
     id: str
     kind: str
-    severity: str
+    severity: Severity
     metrics: tuple[str, ...]
     explain: str
     source: str = ""
@@ -134,7 +134,7 @@ def apply_overrides(rules: list[RuleSpec], text: str, name: str) -> list[RuleSpe
     return [by_id[rule_id] for rule_id in order]
 
 
-def _tables(text: str, name: str) -> list[dict]:
+def _tables(text: str, name: str) -> list[dict[str, Any]]:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -156,7 +156,7 @@ def _table_line(text: str, index: int) -> int:
     return headers[index] if index < len(headers) else 1
 
 
-def _build(table: dict, where: str) -> RuleSpec:
+def _build(table: dict[str, Any], where: str) -> RuleSpec:
     for required in ("kind", "severity", "metrics", "explain"):
         if required not in table:
             raise RuleFileError(f"{where}: rule {table['id']!r} is new and needs '{required}'")
@@ -164,12 +164,12 @@ def _build(table: dict, where: str) -> RuleSpec:
     if kind not in KIND_PARAMS:
         raise RuleFileError(f"{where}: rule {table['id']!r}: unknown kind {kind!r} "
                             f"(one of {', '.join(KIND_PARAMS)})")
-    base = RuleSpec(id=table["id"], kind=kind, severity="warning", metrics=(), explain="",
+    base = RuleSpec(id=table["id"], kind=kind, severity=Severity.WARNING, metrics=(), explain="",
                     params={name: default for name, (_, _, default) in KIND_PARAMS[kind].items()})
     return _merge(base, table, where, new=True)
 
 
-def _merge(rule: RuleSpec, table: dict, where: str, new: bool = False) -> RuleSpec:
+def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False) -> RuleSpec:
     if "kind" in table and table["kind"] != rule.kind:
         raise RuleFileError(f"{where}: rule {rule.id!r} is of kind {rule.kind!r}; "
                             "give a new id to define a rule of another kind")
@@ -208,10 +208,11 @@ def _merge(rule: RuleSpec, table: dict, where: str, new: bool = False) -> RuleSp
 
 def _common(rule_id: str, key: str, value: Any, where: str) -> Any:
     if key == "severity":
-        if value not in SEVERITIES:
+        try:
+            return Severity(value)
+        except ValueError:
             raise RuleFileError(f"{where}: rule {rule_id!r}: severity must be 'warning' or "
-                                f"'critical', not {value!r}")
-        return value
+                                f"'critical', not {value!r}") from None
     if key == "metrics":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise RuleFileError(f"{where}: rule {rule_id!r}: metrics must be a list of strings")

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tui.sources.accelerators.hosts import AcceleratorHost
+    from tui.sources.run_files import LoggerFiles
 
 
 class SourceError(Exception):
@@ -98,4 +102,14 @@ class LogSource(Protocol):
 
     async def close(self) -> None:
         """Release connections and file handles."""
+        ...
+
+    @property
+    def logger_files(self) -> LoggerFiles | None:
+        """The JSONL and event files that are the run when it has no console log (then the
+        source streams nothing); None when the log is the run's console."""
+        ...
+
+    def accelerator_host(self) -> AcceleratorHost:
+        """The host whose GPUs/NPUs run this log's job, and how to run their tools there."""
         ...

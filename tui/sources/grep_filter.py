@@ -1,14 +1,19 @@
 """Letting ``grep`` pick out the interesting lines of a big log.
 
-``grep -a -b -F`` with a handful of fixed strings reads a file at disk speed,
-several times faster than Python can look for the same strings; its output is
+``grep -a -b`` with the scanner's fixed strings reads a file several times
+faster than Python can look for the same strings; its output is
 ``OFFSET:LINE`` per match, which is all the scanner needs. The same command
-runs locally and, over SSH, on the training box.
+runs locally (where Hyperscan is missing) and, over SSH, on the training box.
+The strings go to grep as one extended regular expression of escaped
+alternatives rather than as ``-F`` patterns: GNU grep reads the same dozens of
+literals with a quarter less CPU that way (measured on both bench workloads),
+and the box's CPU is what a remote backfill waits for.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Sequence
 
@@ -28,6 +33,8 @@ COMMON_LOG_BYTES = b" eatsrnimod0pl6[_u\x1bc3#hkg12f=8()'.5:,y/47T9bvR"
 # common as a space: a needle that starts with one is grep's slowest (a quarter of its
 # time on that workload for "-side assert"), wherever the corpus logs rank them.
 SEPARATOR_BYTES = b"=-"
+# What an extended regular expression gives a meaning to, escaped to stand for itself.
+_ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
 # A needle cut shorter than this would match chatter by chance.
 _MIN_NEEDLE = 6
 
@@ -59,17 +66,19 @@ def grep_needles(needles: Sequence[bytes]) -> tuple[bytes, ...]:
     return tuple(dict.fromkeys(chosen))
 
 
+def literal_ere(needles: Sequence[bytes]) -> str:
+    """A POSIX extended regular expression matching any of ``needles`` literally."""
+    return "|".join(_ERE_SPECIAL.sub(r"\\\1", needle.decode()) for needle in grep_needles(needles))
+
+
 def grep_command(needles: Sequence[bytes], path: str) -> list[str]:
-    """The argv of a byte-offset, fixed-string, binary-safe grep for ``needles`` in ``path``."""
-    argv = ["grep", "-a", "-b", "-F"]
-    for needle in grep_needles(needles):
-        argv += ["-e", needle.decode()]
-    return [*argv, "--", path]
+    """The argv of a byte-offset, binary-safe grep for any of ``needles`` in ``path``."""
+    return ["grep", "-a", "-b", "-E", "-e", literal_ere(needles), "--", path]
 
 
 def grep_stdin(needles: Sequence[bytes]) -> str:
-    """A byte-offset, fixed-string, binary-safe grep for any of ``needles`` on stdin."""
-    return "LC_ALL=C grep -a -b -F " + " ".join(f"-e {shlex.quote(n.decode())}" for n in grep_needles(needles))
+    """A byte-offset, binary-safe grep for any of ``needles`` on stdin."""
+    return f"LC_ALL=C grep -a -b -E -e {shlex.quote(literal_ere(needles))}"
 
 
 def grep_piece(path: str, needles: Sequence[bytes], start: int, end: int | None) -> str:
@@ -141,7 +150,7 @@ class GrepOutput:
         """A line without grep's ``OFFSET:``: none comes from grep itself."""
 
 
-async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: asyncio.Queue) -> None:
+async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: PieceQueue) -> None:
     """Put a piece's ``(offset, line)`` batches on ``queue`` until its output ends.
 
     Offsets count from ``base`` (the piece's start); lines from ``resume_at``
@@ -153,7 +162,7 @@ async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: 
             queue.put_nowait(batch)
 
 
-async def piece(queue: asyncio.Queue, work: Awaitable[None]) -> None:
+async def piece(queue: PieceQueue, work: Awaitable[None]) -> None:
     """Run ``work`` (which puts a piece's batches on ``queue``), then mark the piece done
     with None; or, when it fails, pass its error on for ``in_order`` to raise.
 
@@ -168,7 +177,7 @@ async def piece(queue: asyncio.Queue, work: Awaitable[None]) -> None:
     queue.put_nowait(None)
 
 
-async def in_order(queues: Sequence[asyncio.Queue]) -> AsyncIterator[list[tuple[int, bytes]]]:
+async def in_order(queues: Sequence[PieceQueue]) -> AsyncIterator[list[tuple[int, bytes]]]:
     """The batches of every piece, piece after piece: the first streams as it comes, later ones
     wait until those before them are done (their output is small: the matching lines).
     A piece that failed raises its error here, before any later piece is read."""
@@ -186,3 +195,7 @@ class _Failed:
 
     def __init__(self, error: BaseException) -> None:
         self.error = error
+
+
+# What a piece's reader queues: batches of ``(offset, line)``, then None at its end, or its error.
+PieceQueue = asyncio.Queue["list[tuple[int, bytes]] | _Failed | None"]

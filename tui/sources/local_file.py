@@ -16,9 +16,19 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from tui.sources import literal_search
+from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
-from tui.sources.grep_filter import (DD_CAN_CUT, drain, grep_command, grep_piece, in_order, piece,
-                                     piece_starts)
+from tui.sources.grep_filter import (
+    DD_CAN_CUT,
+    PieceQueue,
+    drain,
+    grep_command,
+    grep_piece,
+    in_order,
+    piece,
+    piece_starts,
+)
+from tui.sources.run_files import LoggerFiles
 
 CHUNK_BYTES = 4 * 1024 * 1024
 POLL_SECONDS = 0.2
@@ -73,9 +83,10 @@ class LocalFile:
     ) -> None:
         """``prefilter``: fixed strings every wanted line contains; a big log is
         then backfilled through a literal search (``Lines``) instead of read whole:
-        ``matcher`` ``"hyperscan"`` (in the mapped file), ``"grep"`` (grep pieces), or
+        ``matcher`` ``"hyperscan"`` (read in chunks and scanned here), ``"grep"`` (grep pieces), or
         ``"auto"``, Hyperscan where its bindings are installed."""
         self.path = Path(path)
+        self.logger_files: LoggerFiles | None = None  # a console log is the run itself
         self.poll_seconds = poll_seconds
         self.prefilter = tuple(prefilter)
         self.grep_min_bytes = grep_min_bytes
@@ -149,7 +160,7 @@ class LocalFile:
                 and (self.matcher == "hyperscan" or shutil.which("grep") is not None))
 
     async def _literal_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
-        """The lines of ``[0, resume_at)`` that hold a needle, found in the mapped file at
+        """The lines of ``[0, resume_at)`` that hold a needle, found by Hyperscan at
         memory speed (:mod:`tui.sources.literal_search`); see ``_grep_backfill``."""
         resume_at = _last_line_end(handle, size)
         search = literal_search.LiteralSearch(self.prefilter)
@@ -179,7 +190,7 @@ class LocalFile:
         processes = [await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env={**os.environ, "LC_ALL": "C"}) for argv in commands]
-        queues = [asyncio.Queue() for _ in processes]
+        queues: list[PieceQueue] = [asyncio.Queue() for _ in processes]
         readers = [asyncio.create_task(piece(queue, self._read_piece(process, start, resume_at, queue)))
                    for process, start, queue in zip(processes, starts, queues)]
         batch: list[tuple[int, bytes]] = []
@@ -200,7 +211,9 @@ class LocalFile:
                 await process.wait()
         yield Lines(batch, resume_at, mtime)
 
-    async def _read_piece(self, process, start: int, resume_at: int, queue: asyncio.Queue) -> None:
+    async def _read_piece(self, process: asyncio.subprocess.Process, start: int, resume_at: int,
+                          queue: PieceQueue) -> None:
+        assert process.stdout is not None  # started with stdout=PIPE
         await drain(process.stdout, start, resume_at, queue)
         if (status := await process.wait()) not in (0, 1):  # 1: no line matched
             raise SourceError(f"{self.path}: grep stopped before the end of the file (status {status})")
@@ -246,3 +259,6 @@ class LocalFile:
 
     async def close(self) -> None:
         """Nothing stays open between calls."""
+
+    def accelerator_host(self) -> AcceleratorHost:
+        return this_host()

@@ -18,7 +18,7 @@ winning. Only files of verl's schema are taken: a directory's other
 
 Such a run is a ``LogSource`` that streams nothing (``LocalLoggerRun``; a
 remote one is a ``RemoteLog`` with ``logger_files`` set): everything above it
-(the model, the feeds of ``tui.logger_feeds``, check/report/export/status and
+(the model, the feeds of ``tui.session.logger_feeds``, check/report/export/status and
 the dashboard) reads it as it reads a run whose console log points at the
 files, with no console lines.
 """
@@ -32,6 +32,7 @@ from pathlib import Path, PurePath
 
 from tui.parsers.verl_jsonl import HEAD_BYTES, is_file_logger_head
 from tui.parsers.verl_loggers import LoggerHints, logger_hints
+from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.base import SourceEvent
 from tui.sources.discovery import NoLogFound, walk_files
 from tui.sources.run_files import LoggerFiles, sniff_log
@@ -140,7 +141,7 @@ def local_candidates(directory: Path) -> list[LoggerCandidate]:
 
 class LocalLoggerRun:
     """A run on this machine with no console log: a source that streams nothing, and the
-    logger files that are the run (read by ``tui.logger_feeds`` through a ``LocalFolder``)."""
+    logger files that are the run (read by ``tui.session.logger_feeds`` through a ``LocalFolder``)."""
 
     def __init__(self, path: Path, logger_files: LoggerFiles) -> None:
         """``path``: the file or directory read (a JSONL, or an experiment's event directory)."""
@@ -165,6 +166,9 @@ class LocalLoggerRun:
     async def close(self) -> None:
         return None
 
+    def accelerator_host(self) -> AcceleratorHost:
+        return this_host()
+
 
 def local_run_instead_of(log: Path, directory: Path) -> tuple[LocalLoggerRun, str] | None:
     """The run of ``directory``'s logger files when ``log`` (its newest log-like file, with no
@@ -180,13 +184,19 @@ def local_logger_run(path: Path) -> tuple[LocalLoggerRun, str | None] | None:
     """``path`` as a run of logger files: a verl JSONL, an event file (its directory), or a
     directory searched for them; None for a file that is neither (a console log)."""
     if path.is_dir():
-        files, note, named = choose_logger_run(local_candidates(path), path)
-        return LocalLoggerRun(Path(named), files), note
+        return logger_dir_run(path)
     if is_event_file(path.name):
         return _single(TENSORBOARD, path.parent, path.stat().st_mtime), None
     if is_file_logger_jsonl(path):
         return _single(JSONL, path, path.stat().st_mtime), None
     return None
+
+
+def logger_dir_run(directory: Path) -> tuple[LocalLoggerRun, str | None]:
+    """The run of the newest experiment's logger files under ``directory``, and a line saying
+    which (``NoLogFound`` when it holds none)."""
+    files, note, named = choose_logger_run(local_candidates(directory), directory)
+    return LocalLoggerRun(Path(named), files), note
 
 
 def _single(kind: str, path: Path, mtime: float) -> LocalLoggerRun:

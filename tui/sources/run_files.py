@@ -37,8 +37,8 @@ class LoggerFiles:
 
 def find_logger_files(log: Path, run_dir: Path | None = None) -> LoggerFiles:
     """Look on this machine for the files ``log`` points at, beside ``run_dir`` and the log."""
-    return choose_logger_files(logger_hints(sniff_log(log)), bases_of(log, run_dir), Path.is_file,
-                               lambda path: bool(event_files(Path(path))))
+    return choose_logger_files(logger_hints(sniff_log(log)), bases_of(log, run_dir),
+                               lambda path: Path(path).is_file(), lambda path: bool(event_files(Path(path))))
 
 
 def bases_of(log: PurePath, run_dir: PurePath | None) -> list[PurePath]:

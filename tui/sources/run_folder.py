@@ -23,7 +23,9 @@ from tui.sources.run_files import LoggerFiles, find_logger_files
 class RunFolder(Protocol):
     """The run's files other than its console log."""
 
-    root: PurePath
+    @property
+    def root(self) -> PurePath:
+        """Where the run's files are looked for."""
 
     async def dump_dirs(self) -> list[DumpDir]:
         """Rollout and validation dump directories under ``root``."""

@@ -90,7 +90,7 @@ class EventFileReader:
                     continue
                 scalars = self._scalars(event)
                 if scalars:
-                    if event.step != step and metrics:
+                    if event.step != step and step is not None and metrics:
                         records.append(StepRecord(step, metrics, 0, 0))
                         metrics = {}
                     step = event.step
@@ -100,14 +100,16 @@ class EventFileReader:
         except (OSError, tf.errors.OpError) as error:
             gone = isinstance(error, (FileNotFoundError, tf.errors.NotFoundError))
             self.error = f"{self.path}: {'no such file' if gone else 'cannot be read'}"
-        if metrics:
+        if step is not None and metrics:
             records.append(StepRecord(step, metrics, 0, 0))
         return records
 
     def _records(self):
         """tensorboard's loader over the file, created on first use."""
         if self._loader is None:
-            from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+            from tensorboard.backend.event_processing.event_file_loader import (
+                RawEventFileLoader,
+            )
 
             self._loader = RawEventFileLoader(str(self.path))
         return self._loader.Load()

@@ -1,13 +1,14 @@
-"""The Textual application: a Feed in a worker, the dashboard screen, the keys.
+"""The Textual application: sessions followed in a worker, the dashboard screen, the keys.
 
-Deliberately thin: widgets draw, screens arrange, and this class only wires
-the source to the model and decides when to redraw.
+Deliberately thin: a session (``tui.session``) owns the run, widgets draw,
+screens arrange, and this class decides when to redraw and tells the screens
+(``RunUpdated``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.app import App
@@ -17,19 +18,16 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
 
-from tui.accelerator_feed import feed_accelerators, runner_for_host, runner_for_source
-from tui.alerts import CriticalAlerts, run_hook
-from tui.feed import Feed
-from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_text
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
-from tui.rules.rule_file import RuleSpec, load_rules
-from tui.sources.base import LogSource, Reset, SourceError, Status
-from tui.sources.run_folder import folder_for
+from tui.session.run_session import RunChanged, RunSession
+from tui.sources.base import LogSource
+from tui.sources.run_folder import RunFolder
 from tui.ui.appearance import Appearance
 from tui.ui.commands import RunCommands
+from tui.ui.messages import RunUpdated
 from tui.ui.run_line import run_line, run_name
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
@@ -60,7 +58,7 @@ JUDGE_BUDGET_SECONDS = 0.03
 
 
 class RlwatchApp(App[None]):
-    """The dashboard on one log source (already connected by the caller)."""
+    """The dashboard on a watched run (its session already connected by the caller)."""
 
     TITLE = "rlwatch"
     COMMANDS = App.COMMANDS | {RunCommands}
@@ -83,48 +81,48 @@ class RlwatchApp(App[None]):
                 tooltip="the next colour theme (remembered for the next start)"),
     ]
 
-    def __init__(self, source: LogSource, *, label: str | None = None, note: str | None = None,
-                 rules: list[RuleSpec] | None = None, on_critical: str | None = None,
-                 run_dir: Path | None = None, gpu_hosts: tuple[str, ...] = (),
-                 watch_accelerators: bool = True, accept_new_host_key: bool = False,
-                 name: str | None = None, appearance: Appearance | None = None) -> None:
-        """``label`` names the run in the header (default: the source's label);
-        ``note`` is shown in the status area at start (which log was chosen);
-        ``rules`` are the health rules (default: the shipped ones); ``on_critical``
-        is a shell command run with each new critical finding as JSON on stdin;
-        ``run_dir`` is the run directory the user named, where the file logger's
-        JSONL, TensorBoard events and dumps may lie beside the console log; ``gpu_hosts``
-        are other nodes whose accelerators are shown beside the run's own host's
-        (``watch_accelerators`` False: none at all, as in the demo); ``name`` is the
-        run's short name in the terminal title (default: from the source's label);
-        ``appearance`` is the theme, the themes ``t`` cycles and ASCII mode
-        (default: the shipped dark theme, remembered nowhere)."""
+    def __init__(self, sessions: Sequence[RunSession], *, name: str | None = None,
+                 appearance: Appearance | None = None) -> None:
+        """``sessions``: the runs to show, each connected by the caller (one today: the
+        dashboard shows the first); ``name`` is the run's short name in the terminal title
+        (default: from its log's label); ``appearance`` is the theme, the themes ``t`` cycles
+        and ASCII mode (default: the shipped dark theme, remembered nowhere)."""
         # Before Textual's __init__, which asks get_driver_class() for the driver.
         self.appearance = appearance or Appearance()
         super().__init__()
-        self.short_name = name or run_name(source.label)
-        self.engine = RuleEngine(rules if rules is not None else load_rules())
-        self.alerts = CriticalAlerts()
-        self.on_critical = on_critical
-        self.findings: list[Finding] = []
+        self.sessions = list(sessions)
+        self.session = self.sessions[0]
+        self.short_name = name or run_name(self.session.source.label)
         self._judged_at = 0.0
-        self.source = source
-        self.folder = folder_for(source, run_dir)
-        self.model = RunModel(source.label)
-        self.feed = Feed(source, self.model, on_change=self._model_changed,
-                         on_status=self._source_event)
-        self.accelerators = AcceleratorHistory()
-        self.gpu_hosts = gpu_hosts
-        self.watch_accelerators = watch_accelerators
-        self.accept_new_host_key = accept_new_host_key
-        self.dashboard = DashboardScreen(self.model, label or source.label, self.accelerators)
+        self.dashboard = DashboardScreen(self.session.model, self.session.label,
+                                         self.session.accelerators)
         self._accelerators_dirty = False
-        self.note = note
         self._dirty = False
         self._drawing = False
         self._next_redraw_at = 0.0
         self._redraw_timer: Timer | None = None
         self._kept_screens: dict[type[Screen], Screen] = {}
+
+    # What the screens read (``RunContext``): the shown session's parts.
+    @property
+    def model(self) -> RunModel:
+        return self.session.model
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.session.findings
+
+    @property
+    def engine(self) -> RuleEngine:
+        return self.session.engine
+
+    @property
+    def source(self) -> LogSource:
+        return self.session.source
+
+    @property
+    def folder(self) -> RunFolder | None:
+        return self.session.folder
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, writing the title and, if asked, only ASCII."""
@@ -140,74 +138,21 @@ class RlwatchApp(App[None]):
             # A theme file's path and error text: literal, never markup or terminal commands.
             self.notify(safe_text(problem), severity="warning", timeout=15, markup=False)
         self.push_screen(self.dashboard)
-        if self.note:
-            self.dashboard.show_status(self.note)
+        if self.session.note:
+            self.dashboard.show_status(self.session.note)
         self.set_interval(JUDGE_IDLE_SECONDS, self._judge_soon)
         self._wake()  # the first judgement, data or not
-        self.run_worker(self._follow(), name="feed", group="feed")
-        self.run_worker(self._follow_logger_files(), group="logger-files")
-        if self.watch_accelerators:
-            runner, host, local = runner_for_source(self.source)
-            self.run_worker(self._follow_accelerators(runner, host, local), group="accelerators")
-            for other in self.gpu_hosts:
-                self.run_worker(self._follow_other_host(other), group="accelerators")
+        # Called on this loop by the session's feeds: marks what to redraw, never draws.
+        self.session.listen(self._run_changed)
+        self.run_worker(self.session.follow(), name="session", group="session")
 
-    async def _follow_accelerators(self, runner, host: str, local: bool) -> None:
-        await feed_accelerators(runner, host, local, self.accelerators, self._accelerators_changed)
-
-    async def _follow_other_host(self, host: str) -> None:
-        try:
-            runner = await runner_for_host(host, self.accept_new_host_key)
-        except SourceError as error:
-            self.accelerators.set_status(host, str(error), False, time.time())
-            self._accelerators_changed()
-            return
-        await self._follow_accelerators(runner, host, False)
-
-    def _accelerators_changed(self) -> None:
-        self._accelerators_dirty = True
-        self._wake()
-
-    async def _follow(self) -> None:
-        try:
-            await self.feed.run(follow=True)
-        except SourceError as error:
-            self.dashboard.show_status(str(error), "error")
-
-    async def _follow_logger_files(self) -> None:
-        """Merge the run's JSONL and TensorBoard values too, where the log points at them."""
-        if self.folder is None:
-            return
-        from tui.logger_feeds import logger_feeds
-
-        try:
-            feeds, notes = await logger_feeds(self.folder, self.model, self._model_changed)
-        except SourceError as error:
-            self.dashboard.show_status(f"the run's logger files were not read: {error}", "error")
-            return
-        for note in notes:
-            self.dashboard.show_status(note, "notice")
-        for feed in feeds:
-            self.run_worker(self._follow_logger(feed), group="logger-files")
-
-    async def _follow_logger(self, feed) -> None:
-        try:
-            await feed.run(follow=True)
-        except SourceError as error:
-            self.dashboard.show_status(str(error), "error")
-
-    def _model_changed(self) -> None:
-        self._dirty = True
-        self._wake()
-
-    def _source_event(self, event: Status | Reset) -> None:
-        if isinstance(event, Reset):
-            self.alerts.reset()
-            self._dirty = True  # the model is empty now; show that before it refills
+    def _run_changed(self, change: RunChanged) -> None:
+        if change.notice is not None:
+            self.dashboard.show_status(*change.notice)
+        self._dirty = self._dirty or change.model
+        self._accelerators_dirty = self._accelerators_dirty or change.accelerators
+        if change.model or change.accelerators:
             self._wake()
-            self.dashboard.show_status(event.reason, "notice")
-        else:
-            self.dashboard.show_status(event.text, "ok" if event.ok else "error")
 
     def _wake(self) -> None:
         """Have ``_redraw`` run once, soon: after REDRAW_SECONDS, or the back-off after a
@@ -224,46 +169,39 @@ class RlwatchApp(App[None]):
 
     async def _redraw(self) -> None:
         self._redraw_timer = None
-        if self._accelerators_dirty:
-            self._accelerators_dirty = False
+        accelerators, self._accelerators_dirty = self._accelerators_dirty, False
+        if accelerators:
             self.dashboard.accelerators.show()
         started = time.monotonic()
         judgement_due = started - self._judged_at > JUDGE_IDLE_SECONDS
-        if not self._dirty and not judgement_due:
+        if self._dirty or judgement_due:
+            dirty, self._dirty, self._drawing = self._dirty, False, True
+            try:
+                if dirty:
+                    await self.dashboard.show_model()
+                self._judge()
+            finally:
+                self._drawing = False
+                self._next_redraw_at = time.monotonic() + REDRAW_BACKOFF * (time.monotonic() - started)
+                # What changed while drawing, and a big backfill still being judged, come next.
+                if self._dirty or self._accelerators_dirty or self.session.engine.behind:
+                    self._wake()
+        elif not accelerators:
             return
-        dirty, self._dirty, self._drawing = self._dirty, False, True
-        try:
-            if dirty:
-                await self.dashboard.show_model()
-            self._judge()
-        finally:
-            self._drawing = False
-            self._next_redraw_at = time.monotonic() + REDRAW_BACKOFF * (time.monotonic() - started)
-            # What changed while drawing, and a big backfill still being judged, come next.
-            if self._dirty or self._accelerators_dirty or self.engine.behind:
-                self._wake()
+        # Every screen on the stack shows the run: one message tells them all, not a timer each.
+        for screen in self.screen_stack:
+            screen.post_message(RunUpdated())
 
     def _judge(self) -> None:
-        """Evaluate the rules, show the result, and announce new critical findings once."""
-        self.findings = self.engine.evaluate(self.model, time.time(), JUDGE_BUDGET_SECONDS,
-                                             self.accelerators)
+        """Judge the run, show the result, and announce new critical findings once."""
+        findings = self.session.judge(time.time(), JUDGE_BUDGET_SECONDS)
         # Still judging a big backfill: come back on the next tick, not in 5 s.
-        self._judged_at = 0.0 if self.engine.behind else time.monotonic()
-        self.dashboard.show_findings(self.findings)
+        self._judged_at = 0.0 if self.session.engine.behind else time.monotonic()
+        self.dashboard.show_findings(findings)
         # The run's name is a (remote) file name: the title shows its controls, inert.
-        self.title = safe_text(f"rlwatch {run_line(self.short_name, self.model, self.findings)}")
-        fresh = self.alerts.new(self.findings)
-        if not fresh:
-            return
-        self.bell()  # one BEL: tmux marks the window
-        if self.on_critical:
-            for finding in fresh:
-                self.run_worker(self._hook(self.on_critical, finding), group="on-critical")
-
-    async def _hook(self, command: str, finding: Finding) -> None:
-        problem = await run_hook(command, finding, self.model.log)
-        if problem:
-            self.dashboard.show_status(problem, "error")
+        self.title = safe_text(f"rlwatch {run_line(self.short_name, self.model, findings)}")
+        if self.session.new_criticals():
+            self.bell()  # one BEL: tmux marks the window
 
     def watch_title(self, title: str) -> None:
         """Put the title on the terminal's window (tmux: ``#T``, ``pane_title``)."""
@@ -307,18 +245,17 @@ class RlwatchApp(App[None]):
 
     def action_processes(self) -> None:
         if not isinstance(self.screen, ProcessesScreen):
-            self.push_screen(ProcessesScreen(self.accelerators))
+            self.push_screen(ProcessesScreen(self.session.accelerators))
 
     async def action_report(self) -> None:
         """The same report as ``rlwatch report``, for the run as it stands now."""
         if isinstance(self.screen, ReportScreen):
             return
         from tui.report.render import to_text
-        from tui.report.samples import printed_samples
         from tui.report.verdict import build_report
 
-        samples = await printed_samples(self.model, self.source)
-        readings = [value for device in self.accelerators.devices()
+        samples = await self.session.printed_samples()
+        readings = [value for device in self.session.accelerators.devices()
                     for _, value in device.recent("util_pct", 7 * 24 * 3600)]
         report = build_report(self.model, self.findings, samples, target=None, utilisation=readings)
         self.push_screen(ReportScreen(to_text(report)))

@@ -11,10 +11,10 @@ from __future__ import annotations
 from array import array
 
 from tui.model.series import Series
-from tui.rules.findings import CRITICAL, WARNING, Finding
+from tui.rules.findings import Finding, Severity
 
 # Shown with the colour, so the state reads without it (colour-blind users, NO_COLOR).
-STATE_MARK = {CRITICAL: "✖ CRIT", WARNING: "▲ WARN", None: "✓ ok"}
+STATE_MARK = {Severity.CRITICAL: "✖ CRIT", Severity.WARNING: "▲ WARN", None: "✓ ok"}
 
 
 def active_on(findings: list[Finding], key: str | None, series: Series | None) -> list[Finding]:
@@ -23,22 +23,22 @@ def active_on(findings: list[Finding], key: str | None, series: Series | None) -
         return []
     newest = series.steps[-1]
     hits = [f for f in findings if f.metric == key and f.last_step == newest]
-    return sorted(hits, key=lambda f: f.severity != CRITICAL)
+    return sorted(hits, key=lambda f: f.severity != Severity.CRITICAL)
 
 
-def run_state(findings: list[Finding]) -> tuple[str | None, str]:
+def run_state(findings: list[Finding]) -> tuple[Severity | None, str]:
     """The header's one-line verdict: worst severity now, and what to say."""
-    critical = [f for f in findings if f.severity == CRITICAL]
+    critical = [f for f in findings if f.severity == Severity.CRITICAL]
     crash = next((f for f in critical if f.exception), None)
     if crash is not None:
         others = len(dict.fromkeys(f.rule for f in critical)) - 1
-        return CRITICAL, f"crashed: {crash.exception}" + (f" (+{others} critical)" if others else "")
+        return Severity.CRITICAL, f"crashed: {crash.exception}" + (f" (+{others} critical)" if others else "")
     if critical:
         names = ", ".join(dict.fromkeys(f.rule for f in critical))
-        return CRITICAL, f"critical: {names}"
-    warnings = sum(1 for f in findings if f.severity == WARNING)
+        return Severity.CRITICAL, f"critical: {names}"
+    warnings = sum(1 for f in findings if f.severity == Severity.WARNING)
     if warnings:
-        return WARNING, f"{warnings} warning{'s' if warnings != 1 else ''}"
+        return Severity.WARNING, f"{warnings} warning{'s' if warnings != 1 else ''}"
     return None, "all rules hold"
 
 
@@ -48,7 +48,7 @@ def worst_finding(findings: list[Finding]) -> Finding | None:
     newest = sorted(findings, key=lambda f: f.last_step if f.last_step is not None else -1,
                     reverse=True)
     for wanted in (lambda f: f.rule == "crash" and f.exception,
-                   lambda f: f.severity == CRITICAL, lambda f: True):
+                   lambda f: f.severity == Severity.CRITICAL, lambda f: True):
         found = next((f for f in newest if wanted(f)), None)
         if found is not None:
             return found
@@ -58,7 +58,7 @@ def worst_finding(findings: list[Finding]) -> Finding | None:
 def hits_at(findings: list[Finding], step: int) -> list[Finding]:
     """Findings with a hit at ``step`` (the rules that step broke), worst first."""
     hits = [f for f in findings if f.hit_at(step)]
-    return sorted(hits, key=lambda f: f.severity != CRITICAL)
+    return sorted(hits, key=lambda f: f.severity != Severity.CRITICAL)
 
 
 OK_QUERIES = frozenset({"ok", "✓", "✓ ok"})

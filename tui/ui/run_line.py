@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 from tui.model.aliases import TRAIN_REWARD
 from tui.model.run_model import RunModel
-from tui.rules.findings import CRITICAL, Finding, worst_severity
+from tui.rules.findings import Finding, Severity, worst_severity
 from tui.ui.format import format_number
 from tui.ui.health import STATE_MARK
 
@@ -44,7 +44,7 @@ def state_words(findings: list[Finding]) -> str:
     if worst is None:
         return STATE_MARK[None]
     rules = list(dict.fromkeys(f.rule for f in findings if f.severity == worst))
-    crash = next((f for f in findings if f.severity == CRITICAL and f.exception), None)
+    crash = next((f for f in findings if f.severity == Severity.CRITICAL and f.exception), None)
     first = rules[0]
     if crash is not None:
         rules.remove(crash.rule)

@@ -10,6 +10,7 @@ one that cannot be used is reported, never fatal.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 from textual.color import Color, ColorParseError
@@ -18,9 +19,9 @@ from textual.theme import Theme
 import tui
 from tui.config import config_dir
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:
     import tomli as tomllib
 
 DEFAULT_THEME = "rlwatch-dark"

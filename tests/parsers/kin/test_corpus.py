@@ -10,7 +10,6 @@ import pytest
 
 from tests.corpus import KIN_LOGS, all_kin_logs, kin_log, rlwatch_key, verl_log
 from tui.model.run_model import RunModel
-from tui.parsers.kin import nemo_rl
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import StepRecord
 from tui.rules.crash import judge_failures

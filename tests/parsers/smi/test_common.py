@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.parsers.smi.common import cells, integer, is_rule, is_unknown, number, pair
+from tui.parsers.smi.common import cells, integer, is_rule, is_unknown, number
 
 
 @pytest.mark.parametrize("text", ["[N/A]", "N/A", "NA", "-", "", "  ", "[Not Supported]",
@@ -33,15 +33,6 @@ def test_integer_refuses_fractions():
     assert integer("32768") == 32768
     assert integer("2.5") is None
     assert integer(None) is None
-
-
-@pytest.mark.parametrize(("text", "expected"), [("61825/ 65536", (61825.0, 65536.0)),
-                                                ("11125MiB /  81559MiB", (11125.0, 81559.0)),
-                                                ("N/A / 120W", (None, 120.0)),
-                                                ("0    / 0", (0.0, 0.0)),
-                                                ("no slash", (None, None))])
-def test_pairs_split_on_the_slash(text, expected):
-    assert pair(text) == expected
 
 
 def test_cells_and_rules():

@@ -3,12 +3,15 @@
 import pytest
 
 from tests.parsers.smi.corpus_files import H100_REAL, data, smi
-from tui.parsers.smi.nvidia_query_csv import GPU_FIELDS, gpu_sample, header_fields, parse_compute_apps, parse_gpus
+from tests.support import H100_REAL_FIELDS
+from tui.parsers.smi.nvidia_query_csv import (
+    GPU_FIELDS,
+    gpu_sample,
+    header_fields,
+    parse_compute_apps,
+    parse_gpus,
+)
 from tui.parsers.smi.records import SmiFormatError
-
-H100_REAL_FIELDS = ("index,name,uuid,pci.bus_id,driver_version,utilization.gpu,utilization.memory,memory.used,"
-                    "memory.total,memory.free,temperature.gpu,power.draw,power.limit,clocks.sm,clocks.mem,"
-                    "fan.speed,pstate,mig.mode.current,ecc.errors.uncorrected.volatile.total").split(",")
 
 
 def test_all_fields_h100_mig_reads_its_columns_by_header_and_mig_util_is_unknown():

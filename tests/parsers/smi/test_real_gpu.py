@@ -6,15 +6,14 @@ the fixture folder. These tests check that the recorded nvidia-smi output parses
 to that device with sensible values, and that the two paths agreed there.
 """
 
-import json
 
 import pytest
 
 from tests.parsers.smi.corpus_files import H100_CAPTURE
+from tests.support import READINGS
 from tui.parsers.smi.nvidia_query_csv import GPU_FIELDS, parse_compute_apps, parse_gpus
 
 UUID = "GPU-e431363e-4b57-b4dd-d319-019caf935337"
-READINGS = json.loads((H100_CAPTURE / "readings.json").read_text())
 
 
 def csv(name):

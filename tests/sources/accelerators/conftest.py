@@ -20,6 +20,7 @@ NPU_910B4_BUSY = {"replies": {"info": str(smi("026"))}}  # two NPUs, a vLLM work
 NPU_310P = {"replies": {"info": str(smi("028")), **{f"info -t common -i {npu}": str(smi("031"))
                                                     for npu in (0, 32, 96, 32768, 32800, 32896)}}}
 ROCM_MI100 = {"replies": {" ".join(ROCM_ARGV[1:]): str(smi("050"))}}
+AMD_SMI_R9700 = {"replies": {"": str(smi("052"))}}  # ROCm 7.2's amd-smi, with no arguments
 
 
 class Tools:

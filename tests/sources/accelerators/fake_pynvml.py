@@ -18,10 +18,16 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from pynvml import (NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND,  # noqa: F401
-                    NVML_ERROR_NOT_SUPPORTED, NVML_TEMPERATURE_GPU, NVMLError, nvmlMemory_v2)
+from pynvml import (  # noqa: F401
+    NVML_ERROR_DRIVER_NOT_LOADED,
+    NVML_ERROR_LIBRARY_NOT_FOUND,
+    NVML_ERROR_NOT_SUPPORTED,
+    NVML_TEMPERATURE_GPU,
+    NVMLError,
+    nvmlMemory_v2,
+)
 
-from tests.parsers.smi.test_real_gpu import READINGS
+from tests.support import READINGS
 
 MIB = 2**20
 

@@ -10,9 +10,9 @@ from dataclasses import asdict
 import pynvml
 import pytest
 
-from tests.imports import packages_loaded_by
 from tests.sources.accelerators import fake_pynvml as fake
 from tests.sources.accelerators.fake_pynvml import READINGS, recorded_h100
+from tests.support import packages_loaded_by
 from tui.sources.accelerators.nvml import NvmlPoller
 from tui.sources.accelerators.poller import PollerError
 from tui.sources.accelerators.runner import ToolMissing

@@ -7,8 +7,16 @@ from contextlib import aclosing
 import pytest
 
 from tests.parsers.smi.corpus_files import smi
-from tests.sources.accelerators.conftest import H100_MIG, H100_REAL, NO_DRIVER, NPU_310P, ROCM_MI100
+from tests.sources.accelerators.conftest import (
+    AMD_SMI_R9700,
+    H100_MIG,
+    H100_REAL,
+    NO_DRIVER,
+    NPU_310P,
+    ROCM_MI100,
+)
 from tui.parsers.smi.records import SmiFormatError
+from tui.sources.accelerators.amd_smi import amd_smi_poller
 from tui.sources.accelerators.detect import describe
 from tui.sources.accelerators.npu_smi import NpuSmiPoller
 from tui.sources.accelerators.nvidia_smi import NvidiaSmiPoller
@@ -92,6 +100,15 @@ async def test_rocm_smi_polled(tools):
     poller = rocm_smi_poller(LocalRunner(), interval=0.05)
     readings = await first_batches(poller, 2)
     assert [[card.temp_c for card in batch] for batch in readings] == [[53, 55, 54, 51]] * 2
+
+
+async def test_amd_smi_table_polled(tools):
+    tools.add("amd-smi", AMD_SMI_R9700)
+    poller = amd_smi_poller(LocalRunner(), interval=0.05)
+    readings = await first_batches(poller, 2)
+    assert [[(card.index, card.temp_c, card.mem_used_mib) for card in batch] for batch in readings] == [
+        [(0, 79, 29777), (1, 80, 29777)]] * 2
+    assert [len(card.processes) for card in readings[0]] == [4, 4]
 
 
 async def test_pollers_stop_their_programs_when_cancelled(tools):

@@ -1,6 +1,6 @@
 """``take_snapshot``: one reading per host for ``check --json``."""
 
-from tests.sources.accelerators.conftest import H100_MIG, H100_REAL, NO_DRIVER, NPU_310P
+from tests.sources.accelerators.conftest import AMD_SMI_R9700, H100_MIG, H100_REAL, NO_DRIVER, NPU_310P
 from tui.sources.accelerators.detect import NONE_FOUND
 from tui.sources.accelerators.runner import LocalRunner
 from tui.sources.accelerators.snapshot import take_snapshot
@@ -47,3 +47,12 @@ async def test_nothing_readable_gives_a_reason_not_an_exception(tools):
     snapshot = await take_snapshot(LocalRunner(), "broken")
     assert snapshot.samples == []
     assert snapshot.problem.startswith("nvidia-smi: cannot talk to the NVIDIA driver")
+
+
+async def test_a_rocm_7_host_with_amd_smi_alone_is_read_through_its_table(tools):
+    tools.add("amd-smi", AMD_SMI_R9700)
+    snapshot = await take_snapshot(LocalRunner(), "amd-box")
+    assert (snapshot.tool, snapshot.problem) == ("amd-smi", None)
+    assert [(d["index"], d["name"], d["mem_total_mib"], d["power_w"])
+            for d in (sample.to_json() for sample in snapshot.samples)] == [
+        (0, "...Radeon AI PRO R9700", 32624, 103), (1, "...Radeon AI PRO R9700", 32624, 92)]

@@ -3,7 +3,13 @@
 import asyncio
 from contextlib import aclosing
 
-from tests.sources.accelerators.conftest import H100_REAL, NO_DEVICES, NO_DRIVER, NPU_310P, ROCM_MI100
+from tests.sources.accelerators.conftest import (
+    H100_REAL,
+    NO_DEVICES,
+    NO_DRIVER,
+    NPU_310P,
+    ROCM_MI100,
+)
 from tui.model.accelerators import AcceleratorHistory
 from tui.sources.accelerators.detect import NONE_FOUND
 from tui.sources.accelerators.poller import AcceleratorReadings, AcceleratorStatus

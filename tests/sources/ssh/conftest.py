@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import pytest
 
 from tests.sshd import ClientHome, Sshd, find_sshd
@@ -34,3 +36,28 @@ def client_home(ssh_world, monkeypatch):
     monkeypatch.setenv("HOME", str(home.path))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     return home
+
+
+@pytest.fixture
+def box_with(client_home, tmp_path) -> Iterator[Callable[..., str]]:
+    """``box_with(date=SCRIPT, stat=SCRIPT)``: an sshd whose PATH has those wrappers first;
+    returns its alias in the client home."""
+    started: list[Sshd] = []
+
+    def start(**tools: str) -> str:
+        folder = tmp_path / f"box{len(started)}"
+        (folder / "bin").mkdir(parents=True)
+        for name, script in tools.items():
+            (folder / "bin" / name).write_text(script)
+            (folder / "bin" / name).chmod(0o755)
+        box = Sshd(folder / "sshd", [client_home.public_key],
+                   env={"PATH": f"{folder / 'bin'}:/usr/bin:/bin"})
+        started.append(box.start())
+        alias = f"box{box.port}"
+        client_home.add_host(alias, box.port)
+        client_home.trust(box.known_hosts_line())
+        return alias
+
+    yield start
+    for box in started:
+        box.stop()

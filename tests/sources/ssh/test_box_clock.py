@@ -15,17 +15,25 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_status import RLWATCH
-from tests.sources.ssh.test_remote_check import rlwatch
-from tests.sources.ssh.test_remote_follow import following
-from tests.sshd import Sshd
-from tests.ui.test_dashboard import header_text, wait_for
-from tests.waiting import until
+from tests.support import (
+    DATE,
+    HOURS,
+    RLWATCH,
+    SKEWED_DATE,
+    STAT,
+    dashboard_on,
+    following,
+    header_text,
+    rlwatch_as,
+    stalled_of,
+    touch,
+    until,
+    wait_for,
+)
 from tui.parsers.log_scanner import NEEDLES
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import apply_overrides, load_rules
@@ -33,14 +41,7 @@ from tui.sources.base import Status
 from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
-from tui.ui.app import RlwatchApp
 
-HOURS = 3600.0
-DATE, STAT = shutil.which("date"), shutil.which("stat")
-# A box five hours ahead: only its `date +%s` says so (its files' times come from this
-# machine's kernel, so the tests set them as that box would have written them).
-SKEWED_DATE = (f'#!/bin/sh\nif [ "$#" = 1 ] && [ "$1" = "+%s" ]; then\n'
-               f'  echo $(( $({DATE} +%s) + 5 * 3600 )); exit 0\nfi\nexec {DATE} "$@"\n')
 # BusyBox built without FEATURE_STAT_FORMAT, or a BSD: no -c (nor --format).
 STAT_WITHOUT_C = ('#!/bin/sh\nfor a; do case $a in -c*|--format*|--printf*) '
                   'echo "stat: invalid option -- \'c\'" >&2; exit 1;; esac; done\n'
@@ -61,47 +62,12 @@ def write(path: Path, first: int, last: int) -> None:
             handle.write(f"reward chatter for step {step}\n" + LINE.format(step, step % 10))
 
 
-@pytest.fixture
-def box_with(client_home, tmp_path) -> Iterator[Callable[..., str]]:
-    """``box_with(date=SCRIPT, stat=SCRIPT)``: an sshd whose PATH has those wrappers first;
-    returns its alias in the client home."""
-    started: list[Sshd] = []
-
-    def start(**tools: str) -> str:
-        folder = tmp_path / f"box{len(started)}"
-        (folder / "bin").mkdir(parents=True)
-        for name, script in tools.items():
-            (folder / "bin" / name).write_text(script)
-            (folder / "bin" / name).chmod(0o755)
-        box = Sshd(folder / "sshd", [client_home.public_key],
-                   env={"PATH": f"{folder / 'bin'}:/usr/bin:/bin"})
-        started.append(box.start())
-        alias = f"box{box.port}"
-        client_home.add_host(alias, box.port)
-        client_home.trust(box.known_hosts_line())
-        return alias
-
-    yield start
-    for box in started:
-        box.stop()
-
-
-def touch(path: Path, when: str) -> None:
-    """``touch -d``, as a user would age a file by hand."""
-    subprocess.run(["touch", "-d", when, str(path)], check=True)
-
-
 def aged_log(tmp_path: Path, when: str = "2 hours ago") -> Path:
     """An unfinished run (2 s steps, no total) whose log was last written ``when``."""
     log = tmp_path / "grpo.log"
     write(log, 1, 5)
     touch(log, when)
     return log
-
-
-def stalled_of(done: subprocess.CompletedProcess) -> dict:
-    (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "stalled"]
-    return finding
 
 
 def assert_two_hours_stalled(remote: subprocess.CompletedProcess, local: subprocess.CompletedProcess):
@@ -120,8 +86,8 @@ def assert_two_hours_stalled(remote: subprocess.CompletedProcess, local: subproc
 def test_a_log_untouched_for_two_hours_is_stalled_as_on_local_disk(ssh_world, tmp_path):
     home, _, _ = ssh_world
     log = aged_log(tmp_path)
-    assert_two_hours_stalled(rlwatch(home, "check", f"gpu:{log}", "--json"),
-                             rlwatch(home, "check", str(log), "--json"))
+    assert_two_hours_stalled(rlwatch_as(home, "check", f"gpu:{log}", "--json"),
+                             rlwatch_as(home, "check", str(log), "--json"))
 
 
 def test_the_same_for_a_run_directory_and_a_line_still_being_written(ssh_world, tmp_path):
@@ -132,31 +98,31 @@ def test_the_same_for_a_run_directory_and_a_line_still_being_written(ssh_world, 
     with open(log, "a") as handle:
         handle.write("reward chatter for st")
     touch(log, "2 hours ago")
-    assert_two_hours_stalled(rlwatch(home, "check", f"gpu:{tmp_path}", "--json"),
-                             rlwatch(home, "check", str(tmp_path), "--json"))
+    assert_two_hours_stalled(rlwatch_as(home, "check", f"gpu:{tmp_path}", "--json"),
+                             rlwatch_as(home, "check", str(tmp_path), "--json"))
 
 
 def test_a_box_whose_clock_is_hours_off_still_gives_the_right_age(client_home, box_with, tmp_path):
     alias = box_with(date=SKEWED_DATE)
     log = aged_log(tmp_path, f"@{int(time.time() + 5 * HOURS - 2 * HOURS)}")  # 2 h ago on its clock
-    done = rlwatch(client_home, "check", f"{alias}:{log}", "--json")
+    done = rlwatch_as(client_home, "check", f"{alias}:{log}", "--json")
     assert done.returncode == 2, done.stderr
     finding = stalled_of(done)
     assert abs(finding["value"] - 2 * HOURS) < 60 and "for 2 h 00 min" in finding["message"]
     # A log it wrote just now is fresh, not three hours in the future nor five in the past.
     touch(log, f"@{int(time.time() + 5 * HOURS)}")
-    fresh = rlwatch(client_home, "check", f"{alias}:{log}", "--json")
+    fresh = rlwatch_as(client_home, "check", f"{alias}:{log}", "--json")
     assert fresh.returncode == 0 and json.loads(fresh.stdout)["findings"] == [], fresh.stdout
 
 
 def test_a_box_whose_stat_lacks_c_still_gives_the_right_age(client_home, box_with, tmp_path):
     alias = box_with(stat=STAT_WITHOUT_C)
     log = aged_log(tmp_path)
-    assert_two_hours_stalled(rlwatch(client_home, "check", f"{alias}:{log}", "--json"),
-                             rlwatch(client_home, "check", str(log), "--json"))
-    directory = rlwatch(client_home, "check", f"{alias}:{tmp_path}", "--json")  # discovery too
+    assert_two_hours_stalled(rlwatch_as(client_home, "check", f"{alias}:{log}", "--json"),
+                             rlwatch_as(client_home, "check", str(log), "--json"))
+    directory = rlwatch_as(client_home, "check", f"{alias}:{tmp_path}", "--json")  # discovery too
     assert json.loads(directory.stdout)["run"]["log"] == f"{alias}:{log}", directory.stderr
-    assert_two_hours_stalled(directory, rlwatch(client_home, "check", str(log), "--json"))
+    assert_two_hours_stalled(directory, rlwatch_as(client_home, "check", str(log), "--json"))
 
 
 BUSYBOX = shutil.which("busybox")
@@ -169,8 +135,8 @@ BUSYBOX_TOOLS = ("stat", "date", "wc", "tr")
 def test_a_busybox_box_gives_the_same_age(client_home, box_with, tmp_path):
     alias = box_with(**{tool: f'#!/bin/sh\nexec {BUSYBOX} {tool} "$@"\n' for tool in BUSYBOX_TOOLS})
     log = aged_log(tmp_path)
-    assert_two_hours_stalled(rlwatch(client_home, "check", f"{alias}:{log}", "--json"),
-                             rlwatch(client_home, "check", str(log), "--json"))
+    assert_two_hours_stalled(rlwatch_as(client_home, "check", f"{alias}:{log}", "--json"),
+                             rlwatch_as(client_home, "check", str(log), "--json"))
 
 
 @pytest.mark.parametrize("target", ["log", "directory"])
@@ -178,7 +144,7 @@ def test_a_box_that_cannot_give_an_mtime_reads_the_run_and_says_why_it_cannot_ag
         client_home, box_with, tmp_path, target):
     alias = box_with(stat=STAT_WITHOUT_C_OR_F, date=DATE_WITHOUT_R)
     log = aged_log(tmp_path)
-    done = rlwatch(client_home, "check", f"{alias}:{log if target == 'log' else tmp_path}", "--json")
+    done = rlwatch_as(client_home, "check", f"{alias}:{log if target == 'log' else tmp_path}", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["run"]["last_step"] == 5, done.stderr
     assert "Traceback" not in done.stderr
     assert f"{alias} gives no modification time for {log}" in done.stderr
@@ -257,7 +223,7 @@ async def test_the_dashboard_header_says_two_hours_and_stalled(client_home, tmp_
     log = aged_log(tmp_path)
     source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
     await source.connect()
-    app = RlwatchApp(source, watch_accelerators=False)
+    app = dashboard_on(source, watch_accelerators=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: "stalled" in header_text(app), "the stalled verdict", timeout=20)
         assert "last step 2h00m ago" in " ".join(header_text(app).split())

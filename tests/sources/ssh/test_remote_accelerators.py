@@ -13,9 +13,8 @@ from textual.widgets import DataTable
 from tests.corpus import verl_log
 from tests.sources.accelerators.conftest import H100_REAL, NPU_910B4_BUSY
 from tests.sources.accelerators.replay import install
-from tests.sources.ssh.test_remote_check import rlwatch
 from tests.sshd import Sshd
-from tests.ui.test_dashboard import text_of, wait_for
+from tests.support import dashboard_on, rlwatch_as, text_of, wait_for
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
@@ -52,7 +51,7 @@ def boxes(ssh_world, tmp_path) -> Iterator[Callable[[str, dict], str]]:
 def test_check_reads_the_boxs_gpus_over_the_runs_connection(ssh_world, boxes):
     home, _, _ = ssh_world
     alias = boxes("nvidia-smi", H100_REAL)
-    done = rlwatch(home, "check", f"{alias}:{verl_log('036')}", "--json")
+    done = rlwatch_as(home, "check", f"{alias}:{verl_log('036')}", "--json")
     assert done.returncode == 2, done.stderr
     (gpu,) = json.loads(done.stdout)["accelerators"]
     assert gpu["host"] == alias and "H100" in gpu["name"]
@@ -73,7 +72,7 @@ async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, c
     npu = boxes("npu-smi", NPU_910B4_BUSY)
     source = RemoteLog(RemoteTarget(gpu, str(verl_log("032"))), NEEDLES)
     await source.connect()
-    app = RlwatchApp(source, gpu_hosts=(npu,))
+    app = dashboard_on(source, gpu_hosts=(npu,))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: len(strip_lines(app)) == 3, "three device lines", timeout=20)
         lines = strip_lines(app)
@@ -83,7 +82,7 @@ async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, c
         assert lines[0].endswith("0% mem 60.4/64.0G 40°C 78W")
         assert lines[1].endswith("0% mem 60.4/64.0G 41°C 78W")
         assert lines[2].endswith("100% mem 17.1/79.6G 63°C 697W")
-        await wait_for(pilot, lambda: all(s.processes for s in app.accelerators.latest()),
+        await wait_for(pilot, lambda: all(s.processes for s in app.session.accelerators.latest()),
                        "every device's processes", timeout=20)
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcessesScreen), "the processes screen")
@@ -94,3 +93,19 @@ async def test_the_dashboard_shows_each_boxs_devices_and_who_holds_them(boxes, c
             [npu, "1 910B4-1", "19341", "VLLMWorker_TP", "58,472 MiB"],
             [gpu, "0 NVIDIA H100 80GB HBM3", "417", "/opt/torch/.venv/bin/python3", "17,476 MiB"]]
     await source.close()
+
+
+async def test_the_boxs_tools_run_over_the_connection_the_log_has_now(client_home, tmp_path):
+    """The log's source makes a new connection when it reconnects; the accelerator tools kept
+    running over the one it had closed, and the box's devices were never read again."""
+    log = tmp_path / "grpo.log"
+    log.write_bytes(verl_log("032").read_bytes()[:4096])
+    source = RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)
+    await source.connect()
+    try:
+        host = source.accelerator_host()
+        await source.close()  # as a reconnect does: the old connection goes, a new one comes
+        await source.connect()
+        assert await host.runner.run(["echo", "devices"]) == b"devices\n"
+    finally:
+        await source.close()

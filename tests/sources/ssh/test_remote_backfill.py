@@ -11,10 +11,10 @@ import pytest
 
 from tests.corpus import verl_log
 from tests.sshd import Sshd, processes_mentioning
-from tui.feed import Feed
+from tests.support import until
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES
-from tests.waiting import until
+from tui.session.feed import Feed
 from tui.sources.base import Lines, SourceError, Status
 from tui.sources.local_file import LocalFile
 from tui.sources.ssh.remote_log import RemoteLog

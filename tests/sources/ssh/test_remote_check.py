@@ -5,19 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from tests.corpus import verl_log
 from tests.sshd import ClientHome, Sshd, keygen
-
-
-def rlwatch(home: ClientHome, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True,
-                          env=home.env(), timeout=120, stdin=subprocess.DEVNULL)
+from tests.support import comparable, rlwatch_as
 
 
 def untrusting_home(ssh_world, path) -> ClientHome:
@@ -30,22 +24,14 @@ def untrusting_home(ssh_world, path) -> ClientHome:
     return home
 
 
-def comparable(result: dict) -> dict:
-    """The JSON without what names the place (target and log path)."""
-    result = dict(result, run=dict(result["run"]))
-    result.pop("target")
-    result["run"].pop("log")
-    return result
-
-
 # 008, 009 and 018 crashed: the crash, its exception line and offset come out the same
 # from the box's grep and a range read of the failure block as from the local read.
 @pytest.mark.parametrize("prefix", ["032", "034", "008", "009", "018"])
 def test_through_an_alias_the_same_json_as_locally(ssh_world, prefix):
     home, _, _ = ssh_world
     log = str(verl_log(prefix))
-    remote = rlwatch(home, "check", f"gpu:{log}", "--json")
-    local = rlwatch(home, "check", log, "--json")
+    remote = rlwatch_as(home, "check", f"gpu:{log}", "--json")
+    local = rlwatch_as(home, "check", log, "--json")
     assert remote.returncode == local.returncode, remote.stderr
     assert comparable(json.loads(remote.stdout)) == comparable(json.loads(local.stdout))
     assert json.loads(remote.stdout)["run"]["log"] == f"gpu:{log}"
@@ -53,14 +39,14 @@ def test_through_an_alias_the_same_json_as_locally(ssh_world, prefix):
 
 def test_url_with_a_non_default_port(ssh_world):
     home, gpu, _ = ssh_world
-    done = rlwatch(home, "check", f"ssh://127.0.0.1:{gpu.port}{verl_log('036')}", "--json")
+    done = rlwatch_as(home, "check", f"ssh://127.0.0.1:{gpu.port}{verl_log('036')}", "--json")
     assert done.returncode == 2, done.stderr  # 036's nan loss is critical
     assert json.loads(done.stdout)["latest"]["critic/vf_loss"] == "nan"
 
 
 def test_through_a_proxyjump_hop(ssh_world):
     home, _, _ = ssh_world
-    done = rlwatch(home, "check", f"inner:{verl_log('036')}", "--json")
+    done = rlwatch_as(home, "check", f"inner:{verl_log('036')}", "--json")
     assert done.returncode == 2, done.stderr
     assert json.loads(done.stdout)["run"]["steps"] == 1
 
@@ -69,7 +55,7 @@ def test_a_run_directory_is_searched_on_the_box(ssh_world, tmp_path):
     home, _, _ = ssh_world
     shutil.copy(verl_log("031"), tmp_path / "train.log")
     (tmp_path / "notes.txt").write_text("nothing\n")
-    done = rlwatch(home, "check", f"gpu:{tmp_path}", "--json")
+    done = rlwatch_as(home, "check", f"gpu:{tmp_path}", "--json")
     assert json.loads(done.stdout)["run"]["log"] == f"gpu:{tmp_path}/train.log"
     assert "train.log" in done.stderr
 
@@ -81,7 +67,7 @@ def test_hostile_path_is_read_as_a_path_and_executes_nothing(ssh_world, tmp_path
     run_dir = tmp_path / f"run 'q\" $(touch {name}) ; `touch {name}` \n x"
     run_dir.mkdir()
     shutil.copy(verl_log("036"), run_dir / "train log $(id).log")
-    done = rlwatch(home, "check", f"gpu:{run_dir}", "--json")
+    done = rlwatch_as(home, "check", f"gpu:{run_dir}", "--json")
     assert done.returncode == 2, done.stderr
     assert json.loads(done.stdout)["run"]["steps"] == 1
     assert not canary.exists()
@@ -90,14 +76,14 @@ def test_hostile_path_is_read_as_a_path_and_executes_nothing(ssh_world, tmp_path
 def test_unknown_host_key_is_refused_then_accepted_with_the_flag(ssh_world, tmp_path):
     gpu = ssh_world[1]
     home = untrusting_home(ssh_world, tmp_path / "fresh")
-    refused = rlwatch(home, "check", f"gpu:{verl_log('036')}")
+    refused = rlwatch_as(home, "check", f"gpu:{verl_log('036')}")
     assert refused.returncode == 3 and "Traceback" not in refused.stderr
     assert "unknown" in refused.stderr and "--accept-new-host-key" in refused.stderr
     assert home.known_hosts.read_text() == ""
-    accepted = rlwatch(home, "check", f"gpu:{verl_log('036')}", "--accept-new-host-key")
+    accepted = rlwatch_as(home, "check", f"gpu:{verl_log('036')}", "--accept-new-host-key")
     assert accepted.returncode == 2, accepted.stderr
     assert gpu.host_public_key in home.known_hosts.read_text()
-    again = rlwatch(home, "check", f"gpu:{verl_log('036')}")  # now known: no flag needed
+    again = rlwatch_as(home, "check", f"gpu:{verl_log('036')}")  # now known: no flag needed
     assert again.returncode == 2, again.stderr
 
 
@@ -107,7 +93,7 @@ def test_changed_host_key_is_always_refused(ssh_world, tmp_path):
     other = tmp_path / "other_host_key"
     kind, blob, *_ = keygen(other).split()
     home.trust(f"[127.0.0.1]:{gpu.port} {kind} {blob}")
-    done = rlwatch(home, "check", f"gpu:{verl_log('036')}", "--accept-new-host-key")
+    done = rlwatch_as(home, "check", f"gpu:{verl_log('036')}", "--accept-new-host-key")
     assert done.returncode == 3 and "CHANGED" in done.stderr and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1
 
@@ -118,7 +104,7 @@ def test_changed_host_key_is_always_refused(ssh_world, tmp_path):
 ])
 def test_errors_users_hit_are_one_line(ssh_world, target, fragment):
     home, _, _ = ssh_world
-    done = rlwatch(home, "check", target)
+    done = rlwatch_as(home, "check", target)
     assert done.returncode == 3 and "Traceback" not in done.stderr
     assert done.stderr.startswith("rlwatch: ") and fragment in done.stderr, done.stderr
 
@@ -128,10 +114,10 @@ def test_refused_port_and_failed_authentication(ssh_world, tmp_path):
     stranger = ClientHome(tmp_path / "stranger")  # its key is not authorized on the box
     stranger.add_host("gpu", gpu.port)
     stranger.trust(gpu.known_hosts_line())
-    denied = rlwatch(stranger, "check", f"gpu:{verl_log('036')}")
+    denied = rlwatch_as(stranger, "check", f"gpu:{verl_log('036')}")
     assert denied.returncode == 3 and "authentication failed" in denied.stderr
     closed = Sshd(tmp_path / "closed", [home.public_key])  # configured, never started
-    refused = rlwatch(home, "check", f"ssh://127.0.0.1:{closed.port}/x.log")
+    refused = rlwatch_as(home, "check", f"ssh://127.0.0.1:{closed.port}/x.log")
     assert refused.returncode == 3 and "cannot connect" in refused.stderr
 
 
@@ -143,7 +129,7 @@ def test_a_passphrase_protected_key_without_a_terminal_says_what_to_do(ssh_world
     keygen(home.key, passphrase="correct horse")
     home.add_host("gpu", gpu.port)
     home.trust(gpu.known_hosts_line())
-    done = rlwatch(home, "check", f"gpu:{verl_log('036')}")
+    done = rlwatch_as(home, "check", f"gpu:{verl_log('036')}")
     assert done.returncode == 3 and "ssh-add" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -151,16 +137,16 @@ def test_a_line_still_being_written_is_read_once_and_whole(ssh_world, tmp_path):
     home, _, _ = ssh_world
     log = tmp_path / "grpo.log"
     log.write_bytes(verl_log("031").read_bytes() + b"step:999 - critic/score/mean:0.25 - actor/pg_loss:0.0")
-    remote = json.loads(rlwatch(home, "check", f"gpu:{log}", "--json").stdout)
-    local = json.loads(rlwatch(home, "check", str(log), "--json").stdout)
+    remote = json.loads(rlwatch_as(home, "check", f"gpu:{log}", "--json").stdout)
+    local = json.loads(rlwatch_as(home, "check", str(log), "--json").stdout)
     assert comparable(remote) == comparable(local)
     assert remote["run"]["last_step"] == 999 and remote["latest"]["critic/score/mean"] == 0.25
 
 
 def test_status_line_for_a_remote_target(ssh_world):
     home, _, _ = ssh_world
-    remote = rlwatch(home, "status", f"gpu:{verl_log('034')}")
-    local = rlwatch(home, "status", str(verl_log("034")))
+    remote = rlwatch_as(home, "status", f"gpu:{verl_log('034')}")
+    local = rlwatch_as(home, "status", str(verl_log("034")))
     assert remote.stdout.count("\n") == 1 and "210/210" in remote.stdout, remote.stderr
     assert remote.stdout.split(" ", 1)[1] == local.stdout.split(" ", 1)[1]  # same but the run's name
     assert remote.returncode == local.returncode

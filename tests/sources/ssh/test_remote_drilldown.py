@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tests.ui.test_drilldown import first_steps, worst_sample_of_step_2, write_dumps
+from tests.support import dashboard_on, first_steps, worst_sample_of_step_2, write_dumps
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
-from tui.ui.app import RlwatchApp
 
 
 async def test_a_remote_steps_dumps_tab_shows_the_boxs_samples(client_home, tmp_path):
@@ -14,7 +13,7 @@ async def test_a_remote_steps_dumps_tab_shows_the_boxs_samples(client_home, tmp_
     write_dumps(tmp_path, 2)
     source = RemoteLog(RemoteTarget("gpu", str(tmp_path)), NEEDLES)
     await source.connect()
-    app = RlwatchApp(source, watch_accelerators=False)
+    app = dashboard_on(source, watch_accelerators=False)
     async with app.run_test(size=(120, 40)) as pilot:
         card = await worst_sample_of_step_2(pilot, app)
     assert "answer 0" in card and "ground truth" in card

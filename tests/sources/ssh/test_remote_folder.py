@@ -15,15 +15,21 @@ import sys
 
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from tests.sources.ssh.test_remote_check import comparable
-from tests.cli.test_export import bits, read_back
-from tests.test_logger_feeds import JSONL, RESUMED, three_decimal_run, write_scalar
-from tests.ui.test_drilldown import write_dumps
-from tests.waiting import until
-from tui.logger_feeds import TensorBoardFeed, logger_feeds
+from tests.support import (
+    JSONL,
+    RESUMED,
+    bits,
+    comparable,
+    read_back,
+    three_decimal_run,
+    until,
+    write_dumps,
+    write_scalar,
+)
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import NEEDLES
+from tui.session.logger_feeds import TensorBoardFeed, logger_feeds
 from tui.sources.run_folder import LocalFolder
 from tui.sources.ssh.remote_folder import RemoteFolder
 from tui.sources.ssh.remote_log import RemoteLog

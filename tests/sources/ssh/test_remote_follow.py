@@ -8,15 +8,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 from tests.sshd import Sshd, processes_mentioning
-from tests.waiting import until
-from tui.feed import Feed
-from tui.model.run_model import RunModel
-from tui.parsers.log_scanner import NEEDLES
-from tui.sources.base import Status
+from tests.support import following, until
+from tui.sources.base import CaughtUp, Data, Status
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
 
@@ -29,29 +24,16 @@ def write(path, first: int, last: int) -> None:
             handle.write(f"reward chatter for step {step}\n" + LINE.format(step, step % 10))
 
 
-@asynccontextmanager
-async def following(log, on_status=None, host: str = "gpu") -> AsyncIterator[RunModel]:
-    """A model fed by a RemoteLog of ``log`` through the ``host`` alias, following until the block ends."""
-    source = RemoteLog(RemoteTarget(host, str(log)), NEEDLES)
-    await source.connect()
-    model = RunModel()
-    task = asyncio.create_task(Feed(source, model, on_status=on_status).run(follow=True))
-    try:
-        yield model
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await source.close()
-
-
 async def test_appended_lines_arrive_within_a_second_and_no_tail_is_left(client_home, tmp_path):
     log = tmp_path / "grpo.log"
     write(log, 1, 5)
     async with following(log) as model:
-        await until(lambda: model.last_step == 5, 10)
+        await until(lambda: model.last_step == 5, 10)  # the backfill's lines
+        # What is timed is a running follower's latency, not its start (a login shell and
+        # tail on the box, seconds on a busy machine): it starts after the backfill.
+        await until(lambda: any(" -F " in line for line in processes_mentioning(str(log))), 10)
         write(log, 6, 6)
         assert await until(lambda: model.last_step == 6) < 1.0
-        assert processes_mentioning(str(log))  # the remote tail is running
     await until(lambda: not processes_mentioning(str(log)), timeout=5)
 
 
@@ -135,3 +117,29 @@ async def test_a_log_truncated_on_the_box_is_read_again(client_home, tmp_path):
         write(log, 1, 2)
         await until(lambda: model.last_step == 2 and model.step_count == 2, timeout=10)
         assert any("truncated" in getattr(event, "reason", "") for event in resets)
+
+
+async def test_caught_up_only_once_the_bytes_there_when_following_began_have_come(client_home, box_with,
+                                                                                  tmp_path):
+    """A busy box can take seconds to start ``tail``: the quiet before its first bytes is not the
+    end of the log, and saying so made the feed settle a run it had not read (as happened here
+    on a loaded machine). The box's tail here starts a second late."""
+    slow = box_with(tail='#!/bin/sh\nsleep 1\nexec /usr/bin/tail "$@"\n')
+    log = tmp_path / "grpo.log"
+    write(log, 1, 3)
+    source = RemoteLog(RemoteTarget(slow, str(log)))  # no prefilter: it follows from byte 0
+    await source.connect()
+
+    async def bytes_before_caught_up() -> int:
+        received = 0
+        async for event in source.stream(0, follow=True):
+            if isinstance(event, Data):
+                received += len(event.data)
+            elif isinstance(event, CaughtUp):
+                return received
+        raise AssertionError("the follower ended")
+
+    try:
+        assert await asyncio.wait_for(bytes_before_caught_up(), 20) == log.stat().st_size
+    finally:
+        await source.close()

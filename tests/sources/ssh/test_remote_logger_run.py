@@ -18,19 +18,24 @@ import subprocess
 import sys
 import time
 
-from tests.cli.test_export import accumulated
-from tests.cli.test_targets import tensorboard_only
-from tests.sources.ssh.test_box_clock import box_with  # noqa: F401 - a fixture
-from tests.sources.ssh.test_remote_check import comparable, rlwatch
-from tests.sources.test_logger_run import JSONL_V06, RESUMED, dumps
-from tests.test_logger_feeds import write_scalar
-from tests.waiting import until
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+from tests.support import (
+    JSONL_V06,
+    RESUMED,
+    accumulated,
+    comparable,
+    dumps,
+    rlwatch_as,
+    tensorboard_only,
+    until,
+    write_scalar,
+)
 from tui.cli.targets import open_target
-from tui.feed import Feed
-from tui.logger_feeds import TensorBoardFeed, logger_feeds
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
+from tui.session.feed import Feed
+from tui.session.logger_feeds import TensorBoardFeed, logger_feeds
 from tui.sources.run_folder import folder_for
 
 
@@ -47,8 +52,8 @@ def alike(remote: dict, local: dict) -> bool:
 
 def check_both(home, target, *extra: str) -> tuple[dict, dict, subprocess.CompletedProcess]:
     """``check --json`` of ``gpu:target`` and of ``target``: (remote, local, remote's process)."""
-    remote = rlwatch(home, "check", f"gpu:{target}", "--json", *extra)
-    local = rlwatch(home, "check", str(target), "--json", *extra)
+    remote = rlwatch_as(home, "check", f"gpu:{target}", "--json", *extra)
+    local = rlwatch_as(home, "check", str(target), "--json", *extra)
     assert remote.returncode == local.returncode, remote.stderr
     return json.loads(remote.stdout), json.loads(local.stdout), remote
 
@@ -93,7 +98,7 @@ def test_a_stale_remote_jsonl_is_stalled_by_its_time_on_the_box(ssh_world, tmp_p
 def test_a_remote_directory_with_no_run_is_refused_in_one_line(ssh_world, tmp_path):
     home, _, _ = ssh_world
     dumps(tmp_path / "only_dumps")
-    done = rlwatch(home, "check", f"gpu:{tmp_path / 'only_dumps'}")
+    done = rlwatch_as(home, "check", f"gpu:{tmp_path / 'only_dumps'}")
     assert done.returncode == 3 and "not a training log" in done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
@@ -105,7 +110,7 @@ def test_status_and_export_of_a_remote_tensorboard_only_run(ssh_world, tmp_path)
                           text=True, timeout=120, env=home.env(), stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stdout.startswith("proj/exp 6"), done.stdout
     for target, out in ((f"gpu:{run}", tmp_path / "remote_tb"), (str(run), tmp_path / "local_tb")):
-        done = rlwatch(home, "export", target, "--tensorboard", str(out))
+        done = rlwatch_as(home, "export", target, "--tensorboard", str(out))
         assert done.returncode == 0, done.stderr
     assert accumulated(tmp_path / "remote_tb") == accumulated(tmp_path / "local_tb") != {}
 
@@ -184,7 +189,7 @@ async def test_a_followed_tensorboard_only_run_survives_a_dropped_connection(cli
 
 
 def test_verls_own_tensorboard_only_run_over_ssh_as_locally(ssh_world, tmp_path):
-    from tests.cli.test_targets import without_console
+    from tests.support import without_console
 
     home, _, _ = ssh_world
     for name in ("verl_08_tensorboard_only", "verl_12_running_snapshot"):
@@ -194,7 +199,7 @@ def test_verls_own_tensorboard_only_run_over_ssh_as_locally(ssh_world, tmp_path)
 
 
 def test_a_remote_log_that_is_not_verls_console_does_not_hide_the_logger_files(ssh_world, tmp_path):
-    from tests.cli.test_targets import hydra_leftovers, without_console
+    from tests.support import hydra_leftovers, without_console
 
     home, _, _ = ssh_world
     run = without_console("verl_08_tensorboard_only", tmp_path)
@@ -208,7 +213,7 @@ def test_a_remote_log_that_is_not_verls_console_does_not_hide_the_logger_files(s
 def test_a_box_whose_clock_is_hours_off_still_ages_logger_files_right(client_home, box_with,
                                                                       tmp_path):
     """The listing's times are put on this machine's clock as a log's are (``box_clock``)."""
-    from tests.sources.ssh.test_box_clock import HOURS, SKEWED_DATE, stalled_of, touch
+    from tests.support import HOURS, SKEWED_DATE, stalled_of, touch
 
     alias = box_with(date=SKEWED_DATE)
     jsonl = tmp_path / "proj" / "exp.jsonl"
@@ -223,10 +228,10 @@ def test_a_box_whose_clock_is_hours_off_still_ages_logger_files_right(client_hom
     for path in [jsonl, *tmp_path.rglob("events.out.tfevents.*")]:
         touch(path, two_hours_ago_there)
     for target in (jsonl, tmp_path):
-        done = rlwatch(client_home, "check", f"{alias}:{target}", "--json")
+        done = rlwatch_as(client_home, "check", f"{alias}:{target}", "--json")
         assert done.returncode == 2, done.stderr
         finding = stalled_of(done)
         assert abs(finding["value"] - 2 * HOURS) < 60 and "for 2 h 00 min" in finding["message"]
     touch(jsonl, f"@{int(time.time() + 5 * HOURS)}")  # just written, on its clock
-    fresh = rlwatch(client_home, "check", f"{alias}:{jsonl}", "--json")
+    fresh = rlwatch_as(client_home, "check", f"{alias}:{jsonl}", "--json")
     assert fresh.returncode == 0 and json.loads(fresh.stdout)["findings"] == [], fresh.stdout

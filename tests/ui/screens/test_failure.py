@@ -40,8 +40,8 @@ async def test_findings_enter_opens_the_traceback_at_its_offset(tmp_path: Path) 
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, FindingsScreen), "the findings")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, FailureScreen), "the failure")
-        await wait_for(pilot, lambda: "OutOfMemoryError" in exception_text(app), "the exception line")
+        await wait_for(pilot, lambda: isinstance(app.screen, FailureScreen), "the failure", timeout=15)
+        await wait_for(pilot, lambda: "OutOfMemoryError" in exception_text(app), "the exception line", timeout=15)
         title = text_of(app.screen.query_one("#title"))
         assert "after step 12" in title and "torch.OutOfMemoryError" in title
         # The exception line is on screen, not below the fold of a long traceback.
@@ -63,8 +63,8 @@ async def test_w_on_the_dashboard_opens_the_crash_ray_prefixes_off(tmp_path: Pat
     async with app.run_test(size=(80, 24)) as pilot:
         await crashed(pilot, app)
         await pilot.press("w")
-        await wait_for(pilot, lambda: isinstance(app.screen, FailureScreen), "the failure")
-        await wait_for(pilot, lambda: "ActorDiedError" in exception_text(app), "the exception line")
+        await wait_for(pilot, lambda: isinstance(app.screen, FailureScreen), "the failure", timeout=15)
+        await wait_for(pilot, lambda: "ActorDiedError" in exception_text(app), "the exception line", timeout=15)
         body = "\n".join(text_of(widget) for widget in app.screen.query(".failure-lines"))
         assert "pid=" not in exception_text(app)
         assert "(TaskRunner pid=" not in body and "(main_task pid=" not in body

@@ -6,22 +6,25 @@ from __future__ import annotations
 import socket
 import time
 
-from textual.widgets import DataTable
-
-from tests.sources.accelerators.conftest import H100_MIG, NO_DRIVER, NPU_310P, NPU_910B4_BUSY
-from tests.sources.accelerators.replay import install, path_with
-from tests.ui.test_dashboard import open_app, step_lines, text_of, wait_for
+from tests.sources.accelerators.conftest import (
+    H100_MIG,
+    NO_DRIVER,
+    NPU_310P,
+    NPU_910B4_BUSY,
+)
+from tests.support import app_on, dashboard_on, open_processes, text_of, wait_for
 from tui.model.accelerators import AcceleratorHistory
 from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
 from tui.ui.app import RlwatchApp
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.help import HelpScreen
-from tui.ui.screens.processes import IDLE, NO_ACCELERATOR, ProcessesScreen, ProcessRow, process_rows
-
-
-def rows_of(app: RlwatchApp) -> list[list[str]]:
-    table = app.screen.query_one(DataTable)
-    return [[str(cell) for cell in table.get_row_at(row)] for row in range(table.row_count)]
+from tui.ui.screens.processes import (
+    IDLE,
+    NO_ACCELERATOR,
+    ProcessesScreen,
+    ProcessRow,
+    process_rows,
+)
 
 
 def note_of(app: RlwatchApp) -> list[str]:
@@ -29,30 +32,10 @@ def note_of(app: RlwatchApp) -> list[str]:
     return [line.strip() for line in text_of(app.screen.query_one("#note")).splitlines()]
 
 
-def app_on(tmp_path, monkeypatch, tool: str | None = None, config: dict | None = None) -> RlwatchApp:
-    """The app on a three-step log, with ``tool`` replaying ``config`` as this machine's only
-    accelerator tool (none at all without one)."""
-    if tool is not None:
-        install(tmp_path / "bin", tool, config)
-    monkeypatch.setenv("PATH", path_with(tmp_path / "bin"))
-    log = tmp_path / "grpo.log"
-    log.write_bytes(b"".join(step_lines(3)))
-    return open_app(log)
-
-
-async def open_processes(pilot, app: RlwatchApp, rows: int) -> list[list[str]]:
-    """Press ``p`` on the dashboard and wait for ``rows`` rows."""
-    await pilot.press("p")
-    await wait_for(pilot, lambda: isinstance(app.screen, ProcessesScreen), "the processes screen")
-    await wait_for(pilot, lambda: app.screen.query_one(DataTable).row_count == rows, f"{rows} rows",
-                   timeout=20)
-    return rows_of(app)
-
-
 async def test_p_lists_the_processes_on_a_recorded_h100(tmp_path, monkeypatch):
     app = app_on(tmp_path, monkeypatch, "nvidia-smi", H100_MIG)  # a real H100's gpu_burn and memhogs
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: any(s.processes for s in app.accelerators.latest()),
+        await wait_for(pilot, lambda: any(s.processes for s in app.session.accelerators.latest()),
                        "the compute-apps reading", timeout=20)
         rows = await open_processes(pilot, app, 3)
         host, device = socket.gethostname(), "0 NVIDIA H100 80GB HBM3"
@@ -79,14 +62,14 @@ async def test_an_idle_device_has_a_row_saying_so(tmp_path, monkeypatch):
     async with app.run_test(size=(120, 40)) as pilot:
         rows = await open_processes(pilot, app, 6)
         assert {(row[2], row[3], row[4]) for row in rows} == {("", IDLE, "")}
-        assert [row[1].split()[0] for row in rows] == [str(s.index) for s in app.accelerators.latest()]
+        assert [row[1].split()[0] for row in rows] == [str(s.index) for s in app.session.accelerators.latest()]
         assert all(row[1].endswith("310P3") for row in rows)
 
 
 async def test_a_failing_tool_is_named_under_the_table(tmp_path, monkeypatch):
     app = app_on(tmp_path, monkeypatch, "nvidia-smi", NO_DRIVER)  # the real "couldn't communicate"
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.accelerators.status, "the tool's status", timeout=20)
+        await wait_for(pilot, lambda: app.session.accelerators.status, "the tool's status", timeout=20)
         await open_processes(pilot, app, 0)
         await wait_for(pilot, lambda: len(note_of(app)) == 2, "the failure under the table")
         note = note_of(app)
@@ -100,7 +83,7 @@ async def test_without_any_accelerator_the_screen_says_so(tmp_path, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_processes(pilot, app, 0)
         assert note_of(app) == [NO_ACCELERATOR, f"{socket.gethostname()}: no accelerator tool found "
-                                                "(looked for nvidia-smi, npu-smi, rocm-smi)"]
+                                                "(looked for nvidia-smi, npu-smi, rocm-smi, amd-smi)"]
 
 
 async def test_a_process_name_is_shown_as_text_never_as_markup(tmp_path, monkeypatch):
@@ -110,8 +93,8 @@ async def test_a_process_name_is_shown_as_text_never_as_markup(tmp_path, monkeyp
                                    processes=(AcceleratorProcess(7, name, None, "GPU-1"),))],
                 time.time())
     assert process_rows(history.latest()) == [ProcessRow("[b]box", "0 H100", 7, name, "—")]
-    app = RlwatchApp(app_on(tmp_path, monkeypatch).source, watch_accelerators=False)
-    app.accelerators = history
+    app = dashboard_on(app_on(tmp_path, monkeypatch).source, watch_accelerators=False)
+    app.session.accelerators = history
     async with app.run_test(size=(120, 40)) as pilot:
         assert await open_processes(pilot, app, 1) == [["[b]box", "0 H100", "7", name, "—"]]
 

@@ -3,7 +3,7 @@ screens come and go, and clickable."""
 
 from __future__ import annotations
 
-from tests.ui.test_dashboard import text_of
+from tests.support import dashboard_on, text_of
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.screens.steps import StepsScreen
@@ -13,7 +13,7 @@ from tui.ui.widgets.key_bar import KeyBar
 def app_on(tmp_path) -> RlwatchApp:
     log = tmp_path / "grpo.log"
     log.write_bytes(b"step:1 - critic/score/mean:0.5 - actor/pg_loss:0.1\n")
-    return RlwatchApp(LocalFile(log))
+    return dashboard_on(LocalFile(log))
 
 
 def bar_text(app: RlwatchApp) -> str:

@@ -63,7 +63,7 @@ class KinLines:
     def on_bar(self, bar: ProgressRecord, segment: str) -> list[Record]:
         """A tqdm bar the scanner parsed: the bar (maybe marked as the run's), and any
         metrics its postfix carries."""
-        bar, *released = self._hf.on_bar(bar)
+        bar, released = self._hf.on_bar(bar)
         self._skyrl.on_bar(bar)
         position = training_position(bar)
         if position is not None:

@@ -82,13 +82,13 @@ class HfTrainerLines:
 
     # -- bars ---------------------------------------------------------------
 
-    def on_bar(self, bar: ProgressRecord) -> list[Record]:
+    def on_bar(self, bar: ProgressRecord) -> tuple[ProgressRecord, list[Record]]:
         """A bar the scanner parsed, marked ``training`` when it is the run bar, and
         the dicts its tick lets the numbering decide on."""
         if bar.desc == "Train":  # ms-swift names its run bar (tqdm_progress knows it)
-            return [bar]
+            return bar, []
         if bar.desc or bar.total is None:
-            return [bar]
+            return bar, []
         if self._locked_total is None or bar.total == self._locked_total:
             released = self._numbering.tick(bar.n)
         else:
@@ -96,7 +96,7 @@ class HfTrainerLines:
         self._last_free_bar = bar
         if self._locked_total is not None and bar.total == self._locked_total:
             bar = dataclasses.replace(bar, training=True)
-        return [bar, *released]
+        return bar, released
 
     def begin_line(self, text: str) -> None:
         """A physical line, before its segments: the run-bar redraws after a clear in it."""
@@ -120,7 +120,8 @@ class HfTrainerLines:
                                  elapsed_s=parse_duration(match.group("elapsed")),
                                  eta_s=parse_duration(match.group("eta")),
                                  sec_per_it=sec_per_it, offset=offset)
-            out += self.on_bar(bar)
+            marked, released = self.on_bar(bar)
+            out += [marked, *released]
         return out
 
     # -- dict lines ---------------------------------------------------------

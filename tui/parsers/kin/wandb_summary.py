@@ -61,7 +61,7 @@ class WandbSummaryLines:
             return []
         row = _ROW.match(text)
         value = kin_value(row.group("value")) if row is not None else None
-        if value is None:
+        if row is None or value is None:
             return self._close(last_step, any_steps)
         if self._start is None:
             self._start = offset

@@ -15,7 +15,6 @@ import re
 # One number, optionally followed by a unit; the unit is dropped (callers know
 # which unit their column uses and convert where the tool's unit differs).
 _NUMBER = re.compile(r"\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z%°]*)\s*")
-_SEPARATOR = re.compile(r"(?<![Nn])/(?![Aa])")
 _UNKNOWN_WORDS = {"", "-", "--", "na", "n/a", "none", "unknown", "not supported", "not available"}
 
 
@@ -49,19 +48,6 @@ def integer(text: str | None) -> int | None:
     """An integer field (an index, a PID), or None if it is not a whole number."""
     value = number(text)
     return int(value) if value is not None and value == int(value) else None
-
-
-def pair(text: str | None) -> tuple[float | None, float | None]:
-    """``"61825/ 65536"`` or ``"11125MiB /  81559MiB"`` as (used, total).
-
-    npu-smi glues five-digit values to the slash (``61825/``), so the split is
-    on the slash alone, never on column positions; the slash inside ``N/A``
-    (``N/A / 120W``) is not a separator.
-    """
-    parts = _SEPARATOR.split(text or "")
-    if len(parts) != 2:
-        return None, None
-    return number(parts[0]), number(parts[1])
 
 
 def cells(line: str) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from tui.parsers.smi.common import integer, number, text_of
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import AcceleratorSample, SmiFormatError
+from tui.parsers.smi.records import SmiFormatError
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,41 +62,6 @@ def parse_fields(data: bytes | str, tool: str = "npu-smi") -> list[NpuBlock]:
 def _is_mcu(block: NpuBlock) -> bool:
     """The board's micro-controller (printed ``mcu`` or ``Mcu``), which is no compute chip."""
     return (block.name or "").lower() == "mcu"
-
-
-def _memory(fields: dict[str, str]) -> tuple[float | None, float | None]:
-    """(used, total) MiB: HBM where the chip has it, else DDR. npu-smi gives only a
-    whole-percent rate here, so ``used`` is capacity × rate (±1 % of capacity)."""
-    for kind in ("HBM", "DDR"):
-        total = number(fields.get(f"{kind} Capacity(MB)"))
-        rate = number(fields.get(f"{kind} Usage Rate(%)"))
-        if total:
-            return (None if rate is None else round(total * rate / 100.0, 1)), total
-    return None, None
-
-
-def chip_samples(blocks: list[NpuBlock]) -> list[AcceleratorSample]:
-    """The chips of a ``usages`` or ``common`` output as (partial) samples.
-
-    Card-header and ``mcu`` blocks are not chips; a block with readings but no
-    ``Chip ID`` (Ascend 950) is chip 0. ``index`` is the NPU id here: these
-    outputs do not print the logical id.
-    """
-    samples = []
-    for block in blocks:
-        fields = block.fields
-        util = number(fields.get("Aicore Usage Rate(%)", fields.get("NPU Utilization(%)")))
-        used, total = _memory(fields)
-        if block.npu_id is None or _is_mcu(block) or (util is None and total is None):
-            continue
-        samples.append(AcceleratorSample(
-            host="", index=block.npu_id, uuid=None, name=f"NPU {block.npu_id}",
-            util_pct=util, mem_used_mib=used, mem_total_mib=total,
-            temp_c=number(fields.get("Temperature(C)")),
-            power_w=number(fields.get("NPU Real-time Power(W)")),
-            npu_id=block.npu_id, chip_id=block.chip_id or 0,
-        ))
-    return samples
 
 
 def board_power_w(blocks: list[NpuBlock]) -> float | None:

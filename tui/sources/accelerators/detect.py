@@ -1,6 +1,6 @@
 """Which accelerator tool a host has: try each in turn, keep the first that reads.
 
-Order: NVML (local only, cheapest), nvidia-smi, npu-smi, rocm-smi. A tool that
+Order: NVML (local only, cheapest), nvidia-smi, npu-smi, rocm-smi, amd-smi. A tool that
 is missing is skipped silently; one that is present but fails (no devices, a
 driver/library mismatch, a field the driver lacks) is remembered, and its
 reason becomes the status line if no other tool reads.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tui.parsers.smi.failures import explain
 from tui.parsers.smi.records import AcceleratorSample, SmiFormatError
+from tui.sources.accelerators.amd_smi import amd_smi_poller
 from tui.sources.accelerators.npu_smi import NpuSmiPoller
 from tui.sources.accelerators.nvidia_smi import NvidiaSmiPoller
 from tui.sources.accelerators.nvml import NvmlPoller
@@ -17,7 +18,7 @@ from tui.sources.accelerators.poller import Poller, PollerError
 from tui.sources.accelerators.rocm_smi import rocm_smi_poller
 from tui.sources.accelerators.runner import CommandFailed, CommandRunner, ToolMissing
 
-NONE_FOUND = "no accelerator tool found (looked for nvidia-smi, npu-smi, rocm-smi)"
+NONE_FOUND = "no accelerator tool found (looked for nvidia-smi, npu-smi, rocm-smi, amd-smi)"
 
 
 def pollers_for(runner: CommandRunner, local: bool, interval: float = 2.0,
@@ -26,7 +27,8 @@ def pollers_for(runner: CommandRunner, local: bool, interval: float = 2.0,
     candidates: list[Poller] = [NvmlPoller(interval)] if local else []
     return candidates + [NvidiaSmiPoller(runner, interval, timeout=timeout),
                          NpuSmiPoller(runner, interval, timeout=timeout),
-                         rocm_smi_poller(runner, interval, timeout)]
+                         rocm_smi_poller(runner, interval, timeout),
+                         amd_smi_poller(runner, interval, timeout)]
 
 
 def describe(tool: str, error: BaseException) -> str:

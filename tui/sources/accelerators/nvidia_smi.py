@@ -9,11 +9,22 @@ prints a row per GPU every ``interval`` seconds; processes come from
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
-from tui.parsers.smi.nvidia_query_csv import APP_FIELDS, GPU_FIELDS, gpu_sample, parse_compute_apps, parse_gpus
 from tui.parsers.smi.failures import explain
-from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, SmiFormatError, with_processes
+from tui.parsers.smi.nvidia_query_csv import (
+    APP_FIELDS,
+    GPU_FIELDS,
+    gpu_sample,
+    parse_compute_apps,
+    parse_gpus,
+)
+from tui.parsers.smi.records import (
+    AcceleratorProcess,
+    AcceleratorSample,
+    SmiFormatError,
+    with_processes,
+)
 from tui.sources.accelerators.runner import CommandFailed, CommandRunner, ToolMissing
 
 TOOL = "nvidia-smi"
@@ -58,7 +69,7 @@ class NvidiaSmiPoller:
             await asyncio.sleep(self.process_interval)
             await self._read_processes()
 
-    async def follow(self) -> AsyncIterator[list[AcceleratorSample]]:
+    async def follow(self) -> AsyncGenerator[list[AcceleratorSample], None]:
         """One item per GPU row as nvidia-smi prints it."""
         poll = asyncio.create_task(self._poll_processes())
         junk: list[bytes] = []

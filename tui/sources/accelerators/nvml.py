@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from types import ModuleType
 from typing import TypeVar
 
@@ -127,7 +127,7 @@ class NvmlPoller:
     async def read_once(self) -> list[AcceleratorSample]:
         return await asyncio.to_thread(self._read)
 
-    async def follow(self) -> AsyncIterator[list[AcceleratorSample]]:
+    async def follow(self) -> AsyncGenerator[list[AcceleratorSample], None]:
         while True:
             await asyncio.sleep(self.interval)
             yield await self.read_once()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 
 from tui.parsers.smi.records import AcceleratorSample
 from tui.sources.accelerators.runner import CommandRunner
@@ -25,7 +25,7 @@ class CommandPoller:
     async def read_once(self) -> list[AcceleratorSample]:
         return self.parse(await self.runner.run(self.argv, self.timeout))
 
-    async def follow(self) -> AsyncIterator[list[AcceleratorSample]]:
+    async def follow(self) -> AsyncGenerator[list[AcceleratorSample], None]:
         while True:
             await asyncio.sleep(self.interval)
             yield await self.read_once()

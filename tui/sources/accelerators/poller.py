@@ -9,7 +9,7 @@ into one status line.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,7 +29,7 @@ class Poller(Protocol):
         """Every device's reading now (processes attached where the tool lists them)."""
         ...
 
-    def follow(self) -> AsyncIterator[list[AcceleratorSample]]:
+    def follow(self) -> AsyncGenerator[list[AcceleratorSample], None]:
         """Readings as they come (all devices, or one device per item for streams); endless
         until the tool fails, which raises."""
         ...

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 
 from tui.parsers.smi.records import on_host
 from tui.sources.accelerators.detect import NONE_FOUND, describe, detect, pollers_for
-from tui.sources.accelerators.poller import AcceleratorEvent, AcceleratorReadings, AcceleratorStatus, Poller
+from tui.sources.accelerators.poller import (
+    AcceleratorEvent,
+    AcceleratorReadings,
+    AcceleratorStatus,
+    Poller,
+)
 from tui.sources.accelerators.runner import CommandRunner
 
 
@@ -25,7 +30,7 @@ async def watch_accelerators(
     retry_s: float = 30.0, absent_retry_s: float = 300.0,
     candidates: Callable[[], list[Poller]] | None = None,
     clock: Callable[[], float] = time.time,
-) -> AsyncIterator[AcceleratorEvent]:
+) -> AsyncGenerator[AcceleratorEvent, None]:
     """Events for ``host``: readings as they come, and a status whenever it changes.
 
     ``candidates`` replaces the default tool list (``pollers_for``), for tests

@@ -15,8 +15,12 @@ import getpass
 import os
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import asyncssh
 
 from tui.durations import word_duration
 from tui.sources.base import SourceError
@@ -36,11 +40,9 @@ class _SeenHost:
     asked: list[tuple[str, int | None, bool]] = field(default_factory=list)
 
 
-def _known_hosts_callback(path: Path, seen: _SeenHost):
+def _known_hosts_callback(path: Path, seen: _SeenHost) -> Callable[[str, str, int | None], Any]:
     """known_hosts for asyncssh, remembering whether each host had any entry at all."""
-    import asyncssh
-
-    def lookup(host: str, addr: str, port: int | None):
+    def lookup(host: str, addr: str, port: int | None) -> Any:
         try:
             known = asyncssh.read_known_hosts(str(path)) if path.exists() else None
         except (OSError, ValueError):
@@ -59,10 +61,8 @@ def _known_hosts_name(host: str, port: int | None) -> str:
     return host if port in (None, 22) else f"[{host}]:{port}"
 
 
-async def connect(target: RemoteTarget, accept_new_host_key: bool = False):
+async def connect(target: RemoteTarget, accept_new_host_key: bool = False) -> asyncssh.SSHClientConnection:
     """An open asyncssh connection to ``target``'s host, or SourceError with what to do."""
-    import asyncssh
-
     known_hosts = _ssh_dir() / "known_hosts"
     config = [str(_ssh_dir() / "config")] if (_ssh_dir() / "config").exists() else []
     passphrase: str | None = None
@@ -115,8 +115,6 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False):
 
 def _encrypted_keys(config: list[str]) -> list[Path]:
     """Passphrase-protected keys asyncssh would have offered (the defaults and IdentityFile)."""
-    import asyncssh
-
     paths = [_ssh_dir() / name for name in ("id_ed25519", "id_ecdsa", "id_rsa")]
     for config_file in config:
         for line in Path(config_file).read_text(errors="replace").splitlines():
@@ -146,8 +144,6 @@ def _ask_passphrase(target: RemoteTarget) -> str:
 async def _record_host_key(target: RemoteTarget, config: list[str], host: str, port: int | None,
                            known_hosts: Path) -> None:
     """``--accept-new-host-key``: fetch the unknown key (no login) and append it to known_hosts."""
-    import asyncssh
-
     key = await asyncssh.get_server_host_key(target.host, port=target.port or (), config=config)
     if key is None:
         raise SourceError(f"{target.host}: the server offered no host key")

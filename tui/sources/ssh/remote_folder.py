@@ -18,7 +18,12 @@ from tui.parsers.verl_loggers import HINT_NEEDLES, logger_hints
 from tui.scratch import scratch_dir
 from tui.sources.base import LogSource
 from tui.sources.dump_dirs import MAX_DEPTH, DumpDir, dump_dirs_in
-from tui.sources.run_files import LoggerFiles, bases_of, candidate_paths, choose_logger_files
+from tui.sources.run_files import (
+    LoggerFiles,
+    bases_of,
+    candidate_paths,
+    choose_logger_files,
+)
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.remote_logger_run import BoxTimes, box_now_of

@@ -17,15 +17,31 @@ import asyncio
 import itertools
 import time
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 from dataclasses import dataclass, replace
 
+import asyncssh
+
 from tui.durations import word_duration
-from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent, Status
+from tui.sources.accelerators.hosts import AcceleratorHost
+from tui.sources.base import (
+    CaughtUp,
+    Data,
+    Lines,
+    Reset,
+    SourceError,
+    SourceEvent,
+    Status,
+)
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.box_clock import BoxClock
+from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
+
+# A remote command's process, its output read as bytes.
+Process = asyncssh.SSHClientProcess[bytes]
 
 _CHUNK = 1 << 20
 _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
@@ -48,7 +64,7 @@ class RemoteLog:
         self.piece_bytes = piece_bytes
         self.path = target.path
         self.run_dir = run_dir
-        self._conn = None
+        self._conn: asyncssh.SSHClientConnection | None = None
         self._owns_connection = True
         # The backfill connect() started for a log file, its plan read.
         self._first: _Backfill | None = None
@@ -67,8 +83,11 @@ class RemoteLog:
         return source
 
     @property
-    def connection(self):
-        """The open asyncssh connection (shared with the accelerator pollers)."""
+    def connection(self) -> asyncssh.SSHClientConnection:
+        """The open asyncssh connection (shared with the accelerator pollers); SourceError
+        between a drop and the reconnect."""
+        if self._conn is None:
+            raise SourceError(f"{self.target.host}: not connected")
         return self._conn
 
     @property
@@ -81,8 +100,6 @@ class RemoteLog:
         For a log file, the same round trip runs the whole backfill, which
         ``stream`` then reads.
         """
-        import asyncssh
-
         from tui.sources.ssh import remote_logger_run
         from tui.sources.ssh.connection import connect
 
@@ -103,17 +120,18 @@ class RemoteLog:
     async def _discover(self) -> str | None:
         process = await self._open(
             remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
+        handed_on = False
         try:
             head = (await process.stdout.readline()).strip()
             if head == b"FILE":
                 if self.prefilter:
                     self._first = await _Backfill.read(process, self.label)
-                    process = None  # stream() reads on
+                    handed_on = True  # stream() reads on
                     return self._clock_note(self._first.plan.clock)
                 return None
             rest = (await process.stdout.read()).decode("utf-8", "replace")
         finally:
-            if process is not None:
+            if not handed_on:
                 process.close()
         if head == b"MISSING":
             raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
@@ -144,29 +162,20 @@ class RemoteLog:
         self._clock_noted = True
         return note
 
-    async def _open(self, command: str):
+    async def _open(self, command: str) -> Process:
         """A remote process for ``command`` (bytes out), or ``_Dropped`` when the connection fails."""
-        import asyncssh
-
         try:
-            return await self._conn.create_process(command, encoding=None)
+            return await self.connection.create_process(command, encoding=None)
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
-
-    def use_log(self, log: str) -> None:
-        """``--log``: a file inside the run directory (or an absolute path) instead of discovery."""
-        self.path = log if log.startswith("/") else f"{self.target.path.rstrip('/')}/{log}"
-        self._drop_first_backfill()
 
     def _drop_first_backfill(self) -> None:
         if self._first is not None:
             self._first.process.close()
             self._first = None
 
-    async def run(self, command: str, binary: bool = False):
+    async def run(self, command: str, binary: bool = False) -> Any:
         """``command``'s output on the box (text, or bytes with ``binary``)."""
-        import asyncssh
-
         if self._conn is None:  # between a drop and the reconnect another task is making
             raise SourceError(f"{self.target.host}: not connected")
         try:
@@ -186,7 +195,7 @@ class RemoteLog:
         """
         if self.logger_files is not None:
             while follow:
-                await self._conn.wait_closed()
+                await self.connection.wait_closed()
                 async for status in self._reconnect("the connection closed"):
                     yield status
             return
@@ -213,12 +222,12 @@ class RemoteLog:
         self._drop_first_backfill()
         while True:
             try:
-                async for event in self._read_from(offset, follow):
-                    if isinstance(event, Data):
-                        offset = event.offset + len(event.data)
-                    elif isinstance(event, Reset):
+                async for read in self._read_from(offset, follow):
+                    if isinstance(read, Data):
+                        offset = read.offset + len(read.data)
+                    elif isinstance(read, Reset):
                         offset = 0
-                    yield event
+                    yield read
                 return
             except _Dropped as dropped:
                 if not follow:
@@ -244,15 +253,13 @@ class RemoteLog:
             yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
             return
 
-    async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data]:
+    async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data | Status]:
         """Lines of ``[start, RESUME)`` matching the prefilter, in order, as the box's
         pieces send them (always at least one event, to say where RESUME is);
         without ``follow``, then the bytes from RESUME to the end seen then.
 
         A connection lost on the way raises ``_Dropped``.
         """
-        import asyncssh
-
         backfill, self._first = self._first, None  # connect()'s, for a backfill from 0
         try:
             if backfill is None:
@@ -284,8 +291,6 @@ class RemoteLog:
                 backfill.process.close()
 
     async def _read_from(self, offset: int, follow: bool) -> AsyncIterator[SourceEvent]:
-        import asyncssh
-
         if not follow:
             output = await self.run(remote_commands.read_from(self.path, offset), binary=True)
             head, _, rest = output.partition(b"\n")
@@ -296,7 +301,7 @@ class RemoteLog:
                 yield Data(offset, rest, clock.mtime_for(offset + len(rest)) if clock else None)
             return
         try:
-            process = await self._conn.create_process(remote_commands.follow(self.path, offset),
+            process = await self.connection.create_process(remote_commands.follow(self.path, offset),
                                                       encoding=None)
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
@@ -324,7 +329,11 @@ class RemoteLog:
                             offset, clock = 0, None  # the stamp was the old file's
                     if data_task in done:
                         break
-                    if not done and not caught_up:
+                    # Caught up: quiet for a moment, and every byte the log held when
+                    # tail started has come. A busy box can be slow to start tail, and
+                    # quiet then means late, not done.
+                    if not done and not caught_up and (clock is None or clock.size is None
+                                                       or offset >= clock.size):
                         caught_up = True
                         yield CaughtUp()
                 data = data_task.result()
@@ -362,8 +371,12 @@ class RemoteLog:
                 pass
             self._conn = None
 
+    def accelerator_host(self) -> AcceleratorHost:
+        """The box itself, over this log's connection (one login serves both)."""
+        return AcceleratorHost(SshRunner(lambda: self.connection), self.target.host, False)
 
-async def _read_rest(process, start: bytes) -> bytes:
+
+async def _read_rest(process: Process, start: bytes) -> bytes:
     """The ``REST <n>`` section that ends a backfill's output (``start``: its bytes read so far)."""
     rest = start
     while b"\n" not in rest and (chunk := await process.stdout.read(_CHUNK)):
@@ -396,10 +409,10 @@ class _Backfill:
     """A backfill under way on the box: its plan, and the channel its pieces come on."""
 
     plan: _Plan
-    process: object
+    process: Process
 
     @classmethod
-    async def read(cls, process, label: str) -> _Backfill:
+    async def read(cls, process: Process, label: str) -> _Backfill:
         """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
         output (the first as soon as it comes: the box's time is compared with ours then)."""
         clock = BoxClock.parse(await process.stdout.readline(), time.time())

@@ -20,8 +20,13 @@ from tui.parsers.verl_jsonl import HEAD_BYTES, RECORD_START, is_file_logger_head
 from tui.parsers.verl_loggers import HINT_NEEDLES, logger_hints
 from tui.sources.base import SourceError
 from tui.sources.discovery import MAX_DEPTH
-from tui.sources.logger_run import (JSONL, TENSORBOARD, LoggerCandidate, choose_logger_run,
-                                    logger_files_instead)
+from tui.sources.logger_run import (
+    JSONL,
+    TENSORBOARD,
+    LoggerCandidate,
+    choose_logger_run,
+    logger_files_instead,
+)
 from tui.sources.run_files import LoggerFiles
 from tui.sources.ssh import remote_commands
 from tui.sources.tensorboard_events import EVENT_FILE_MARK, is_event_file
@@ -37,8 +42,9 @@ class BoxTimes:
     box_now: float | None
     received_at: float
 
-    def here(self, box_mtime: float) -> float | None:
-        if self.box_now is None:
+    def here(self, box_mtime: float | None) -> float | None:
+        """``box_mtime`` on our clock (None: unknown, as is a time the box did not give)."""
+        if self.box_now is None or box_mtime is None:
             return None
         return min(box_mtime + (self.received_at - self.box_now), self.received_at)
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
+
+import asyncssh
 
 from tui.sources.accelerators.runner import CommandFailed, failure
+from tui.sources.base import SourceError
 
 # Where Ascend and NVIDIA installs put their tools when a non-login shell's PATH lacks them.
 EXTRA_PATH = "/usr/local/sbin:/usr/local/Ascend/driver/tools:/usr/local/nvidia/bin"
@@ -22,33 +25,38 @@ def _command(argv: Sequence[str]) -> str:
     return f"PATH=\"$PATH:{EXTRA_PATH}\" exec {shlex.join(argv)}"
 
 
+def _bytes(output: bytes | str | None) -> bytes:
+    """A result's output as asyncssh hands it with ``encoding=None`` (bytes; None when the
+    channel gave none); its type also admits str, for encoded runs."""
+    return output.encode() if isinstance(output, str) else output or b""
+
+
 class SshRunner:
     """Runs commands on one host through an open asyncssh connection."""
 
-    def __init__(self, connection) -> None:
+    def __init__(self, connection: Callable[[], asyncssh.SSHClientConnection]) -> None:
+        """``connection`` gives the connection to use now: a log's source replaces its
+        connection when it reconnects, and the tools must run over the new one."""
         self.connection = connection
 
     async def run(self, argv: Sequence[str], timeout: float = 30.0) -> bytes:
-        import asyncssh
-
         try:
             result = await asyncio.wait_for(
-                self.connection.run(_command(argv), encoding=None, check=False), timeout)
+                self.connection().run(_command(argv), encoding=None, check=False), timeout)
         except asyncio.TimeoutError:
             raise CommandFailed(argv, None, b"", f"{argv[0]} did not answer within {timeout:g} s") from None
-        except (OSError, asyncssh.Error) as error:
+        except (OSError, asyncssh.Error, SourceError) as error:
             raise CommandFailed(argv, None, str(error).encode()) from None
+        stdout, stderr = _bytes(result.stdout), _bytes(result.stderr)
         if result.exit_status != 0:
-            raise failure(argv, result.exit_status, (result.stdout or b"") + (result.stderr or b""))
-        return result.stdout or b""
+            raise failure(argv, result.exit_status, stdout + stderr)
+        return stdout
 
     async def stream_lines(self, argv: Sequence[str]) -> AsyncGenerator[bytes, None]:
-        import asyncssh
-
         try:
-            process = await self.connection.create_process(_command(argv), encoding=None,
-                                                           stderr=asyncssh.STDOUT)
-        except (OSError, asyncssh.Error) as error:
+            process = await self.connection().create_process(_command(argv), encoding=None,
+                                                             stderr=asyncssh.STDOUT)
+        except (OSError, asyncssh.Error, SourceError) as error:
             raise CommandFailed(argv, None, str(error).encode()) from None
         recent: list[bytes] = []
         try:

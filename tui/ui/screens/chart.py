@@ -24,16 +24,15 @@ from textual_plotext import Plot, PlotextPlot
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
 from tui.parsers.text import safe_text
 from tui.rules.engine import first_key
-from tui.rules.findings import CRITICAL
+from tui.rules.findings import Severity
 from tui.ui.format import format_exact
 from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.messages import RunUpdated
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.title_bar import TitleBar
 
-# How often a chart of a live run looks for new points.
-FOLLOW_SECONDS = 1.0
 # shift+left/right move the cursor by this share of the run's points.
 LEAP = 0.1
 
@@ -111,7 +110,10 @@ class ChartScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._draw()
-        self.set_interval(FOLLOW_SECONDS, self._draw)
+
+    def on_run_updated(self, _: RunUpdated) -> None:
+        """New points or findings (a redraw happens only when they touch this chart)."""
+        self._draw()
 
     def on_resize(self) -> None:
         self._drawn = None
@@ -225,7 +227,7 @@ class ChartScreen(Screen[None]):
         step = steps[index]
         hits = [f for f in hits_at(run_context(self).findings, step) if f.metric == self.key]
         state = (Content.styled(f"{STATE_MARK[hits[0].severity]} {hits[0].rule}",
-                                "bold $error" if hits[0].severity == CRITICAL else "$warning")
+                                "bold $error" if hits[0].severity == Severity.CRITICAL else "$warning")
                  if hits else Content(""))
         return Content.assemble(head, f"  step {step} = ", (format_exact(values[index]), "bold"),
                                 "  ", state, ("  " if hits else ""),

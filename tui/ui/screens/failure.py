@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from tui.parsers.text import safe_text
-from tui.rules.findings import CRITICAL, Finding
+from tui.rules.findings import Finding, Severity
 from tui.ui.health import STATE_MARK
 from tui.ui.run_context import run_context
 from tui.ui.widgets.failure_text import FailureText
@@ -54,7 +54,7 @@ class FailureScreen(Screen[None]):
     def _title(self) -> Content:
         finding = self.finding
         model = run_context(self).model
-        style = "bold $error" if finding.severity == CRITICAL else "bold $warning"
+        style = "bold $error" if finding.severity == Severity.CRITICAL else "bold $warning"
         where = ("before the first step" if finding.last_step is None
                  else f"after step {finding.last_step}"
                  + (f" of {model.last_step}" if model.last_step is not None else ""))

@@ -10,7 +10,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from tui.parsers.text import safe_text
-from tui.rules.findings import CRITICAL, Finding
+from tui.rules.findings import Finding, Severity
 from tui.ui.health import STATE_MARK, worst_finding
 from tui.ui.run_context import run_context
 from tui.ui.widgets.key_bar import KeyBar
@@ -53,7 +53,7 @@ class FindingsScreen(Screen[None]):
     @staticmethod
     def _sorted(findings: list[Finding]) -> list[Finding]:
         return sorted(findings, key=lambda f: (f.last_step is not None, f.last_step or 0,
-                                               f.severity == CRITICAL), reverse=True)
+                                               f.severity == Severity.CRITICAL), reverse=True)
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -91,7 +91,7 @@ class FindingsScreen(Screen[None]):
                      if finding.first_step == finding.last_step
                      else f"{finding.first_step}–{finding.last_step}")
             # rich Text cells: DataTable sizes its columns from them (log text stays literal).
-            style = "bold red" if finding.severity == CRITICAL else "yellow"
+            style = "bold red" if finding.severity == Severity.CRITICAL else "yellow"
             # safe_text: a metric key or a crash line may hold escape sequences; shown, inert.
             why = finding.exception or finding.reason or finding.message[:60]
             table.add_row(Text(STATE_MARK[finding.severity], style=style), Text(safe_text(finding.rule)),

@@ -85,7 +85,7 @@ class HelpScreen(ModalScreen[None]):
         are listed too when their tooltip says what they do."""
         grouped: dict[tuple[str, str], list[str]] = {}
         for binding in [*self.bindings, *self.BINDINGS]:
-            if binding.show or binding.tooltip:
+            if isinstance(binding, Binding) and (binding.show or binding.tooltip):
                 keys = grouped.setdefault((binding.action, binding.tooltip or binding.description), [])
                 display = self.app.get_key_display(binding)
                 if display not in keys:

@@ -23,10 +23,9 @@ from textual.widgets import DataTable, Static
 from tui.model.accelerators import AcceleratorHistory, HostStatus
 from tui.parsers.smi.records import AcceleratorSample
 from tui.parsers.text import safe_text
+from tui.ui.messages import RunUpdated
 from tui.ui.widgets.key_bar import KeyBar
 
-# Readings come every 2 s; the table looks this often whether they changed.
-REFRESH_SECONDS = 2.0
 IDLE = "no processes reported"
 NO_ACCELERATOR = "No accelerator known yet: no host has answered nvidia-smi, NVML, npu-smi or rocm-smi."
 
@@ -90,8 +89,10 @@ class ProcessesScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("host", "device", "pid", "process", "memory")
         self.refresh_rows()
-        self.set_interval(REFRESH_SECONDS, self.refresh_rows)
         self.query_one(DataTable).focus()
+
+    def on_run_updated(self, _: RunUpdated) -> None:
+        self.refresh_rows()
 
     def refresh_rows(self) -> None:
         """Show the latest readings' processes (the table is rebuilt only when they changed)."""

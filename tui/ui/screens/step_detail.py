@@ -16,11 +16,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from tui.model.aliases import STEP_TIME
 from tui.parsers.text import safe_text
-from tui.rules.findings import CRITICAL, Finding
+from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
 from tui.ui.format import format_duration, format_exact, format_number
@@ -35,7 +36,7 @@ from tui.ui.widgets.step_log import StepLog
 from tui.ui.widgets.step_metrics import StepMetrics
 
 # tab id → the widget that takes the focus when it opens
-_TAB_FOCUS = {"metrics": StepMetrics, "log": StepLog, "dumps": DataTable}
+_TAB_FOCUS: dict[str, type[Widget]] = {"metrics": StepMetrics, "log": StepLog, "dumps": DataTable}
 
 
 def reason_at(finding: Finding, rule: RuleSpec | None, run: RunContext, step: int) -> str:
@@ -141,7 +142,7 @@ class StepDetailScreen(Screen[None]):
             elapsed = math.fsum(v for v in upto if math.isfinite(v))
             parts.append(Content.assemble(("at ", "$text-muted"), format_duration(elapsed)))
         severity = hits[0].severity if hits else None
-        style = {CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
+        style = {Severity.CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
         count = f" {len(hits)} rule{'s' * (len(hits) != 1)} broken" if hits else ""
         parts.append(Content.styled(STATE_MARK[severity] + count, style))
         return Content("  ").join(parts)
@@ -155,7 +156,7 @@ class StepDetailScreen(Screen[None]):
         lines = []
         for finding in hits:
             rule = rules.get(finding.rule)
-            style = "bold $error" if finding.severity == CRITICAL else "$warning"
+            style = "bold $error" if finding.severity == Severity.CRITICAL else "$warning"
             series = run.model.series.get(finding.metric or "")
             value = series.value_at(step) if series is not None else None
             what = safe_text(f"{finding.metric} = {format_exact(value)}") if value is not None else ""

@@ -8,15 +8,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Input
 
+from tui.ui.messages import RunUpdated
 from tui.ui.run_context import run_context
 from tui.ui.screens.goto_step import GoToStepScreen
 from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.title_bar import TitleBar
 from tui.ui.widgets.step_table import StepTable
-
-# How often the table looks for new steps and findings: a check of two
-# numbers when nothing changed, so a quick pace costs nothing.
-SYNC_SECONDS = 0.25
 
 
 class FilterInput(Input):
@@ -55,12 +52,15 @@ class StepsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._sync()
-        self.set_interval(SYNC_SECONDS, self._sync)
         self.query_one(StepTable).focus()
 
     def on_screen_resume(self) -> None:
         """The app keeps this screen mounted between visits (composing a table, a filter
         line and the bars anew cost most of what ``s`` took): catch up at once."""
+        self._sync()
+
+    def on_run_updated(self, _: RunUpdated) -> None:
+        """New steps or findings: a check of two numbers when nothing the table shows changed."""
         self._sync()
 
     def _sync(self, query: str | None = None) -> None:

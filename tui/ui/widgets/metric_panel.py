@@ -18,7 +18,7 @@ from tui.model.aliases import Concept
 from tui.model.run_model import RunModel
 from tui.model.series import Series
 from tui.parsers.text import safe_text
-from tui.rules.findings import CRITICAL, WARNING, Finding
+from tui.rules.findings import Finding, Severity
 from tui.ui.format import format_delta, format_number
 from tui.ui.health import STATE_MARK
 
@@ -179,8 +179,8 @@ class MetricPanel(Widget, can_focus=True):
             return
         self._health_shown = (state, title.plain)
         self.state = state
-        self.set_class(state == WARNING, "-warning")
-        self.set_class(state == CRITICAL, "-critical")
+        self.set_class(state == Severity.WARNING, "-warning")
+        self.set_class(state == Severity.CRITICAL, "-critical")
         self.border_title = title
 
     @staticmethod

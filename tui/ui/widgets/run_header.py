@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from textual.content import Content
@@ -21,7 +22,7 @@ from textual.widget import Widget
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_text
-from tui.rules.findings import CRITICAL, WARNING
+from tui.rules.findings import Severity
 from tui.ui.format import format_duration, format_number
 from tui.ui.health import STATE_MARK
 
@@ -37,7 +38,7 @@ _STATUS_STYLE: dict[StatusKind, tuple[str, str]] = {
 }
 
 
-_HEALTH_STYLE = {CRITICAL: "$error", WARNING: "$warning", None: "$success"}
+_HEALTH_STYLE = {Severity.CRITICAL: "$error", Severity.WARNING: "$warning", None: "$success"}
 # The verdict's share of the progress row at most (a crash's exception line is long).
 VERDICT_MAX_CELLS = 72
 # A healthy source event ("watching grpo.log") is shown this long, then its row is freed.
@@ -101,7 +102,7 @@ class RunHeader(Widget):
         self.clock = clock
         self.facts = RunFacts()
         self.status: tuple[str, StatusKind] | None = None
-        self.health: tuple[str | None, str] | None = None
+        self.health: tuple[Severity | None, str] | None = None
         self._status_timer: Timer | None = None
         self._clear_when_mounted = False
 
@@ -121,7 +122,7 @@ class RunHeader(Widget):
         self.facts = read_facts(model)
         self.refresh()
 
-    def show_health(self, severity: str | None, text: str) -> None:
+    def show_health(self, severity: Severity | None, text: str) -> None:
         """The rules' verdict on the whole run (worst severity and a few words)."""
         self.health = (severity, safe_text(text))
         self.refresh()

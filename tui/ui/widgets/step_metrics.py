@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from tui.model.merge import Source, TaggedSeries
 from tui.model.run_model import RunModel
@@ -72,7 +73,7 @@ class StepMetrics(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         # key → (points, rewrites, median) of the series when it was worked out.
         self._medians: dict[str, tuple[int, int, float | None]] = {}
-        self._median_column = None
+        self._median_column: ColumnKey | None = None  # known once mounted
 
     def on_mount(self) -> None:
         columns = self.add_columns("metric", "value", "Δ prev", "run median", "source")
@@ -133,6 +134,6 @@ class StepMetrics(DataTable):
         for key, median in medians.items():
             count, rewrites, _ = stale[key]
             self._medians[key] = (count, rewrites, median)
-            if key in self.rows:
+            if key in self.rows and self._median_column is not None:
                 self.update_cell(key, self._median_column,
                                  Text(format_number(median) if median is not None else ""))

@@ -24,10 +24,18 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.model.aliases import ENTROPY, KL, POLICY_LOSS, STEP_TIME, TRAIN_REWARD, VALIDATION, Concept
+from tui.model.aliases import (
+    ENTROPY,
+    KL,
+    POLICY_LOSS,
+    STEP_TIME,
+    TRAIN_REWARD,
+    VALIDATION,
+    Concept,
+)
 from tui.model.run_model import RunModel
 from tui.model.series import Series
-from tui.rules.findings import CRITICAL, Finding
+from tui.rules.findings import Finding, Severity
 from tui.ui.format import format_number
 from tui.ui.health import STATE_MARK, filter_steps, hits_at
 
@@ -296,5 +304,5 @@ class StepTable(ScrollView, can_focus=True):
             return STATE_MARK[None], "step-table--ok"
         worst = hits[0]
         more = f" +{len(hits) - 1}" if len(hits) > 1 else ""
-        style = "step-table--critical" if worst.severity == CRITICAL else "step-table--warning"
+        style = "step-table--critical" if worst.severity == Severity.CRITICAL else "step-table--warning"
         return f"{STATE_MARK[worst.severity]} {worst.rule}{more}", style

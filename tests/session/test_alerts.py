@@ -2,17 +2,20 @@
 
 import json
 
-from tui.alerts import CriticalAlerts, run_hook
-from tui.rules.findings import Finding
+from tui.rules.findings import Finding, Severity
+from tui.session.alerts import CriticalAlerts, run_hook
 
 
-def finding(rule="loss-nan", severity="critical", metric="critic/vf_loss", count=1):
-    return Finding(rule, severity, metric, 1, 1, count, float("nan"), "critic/vf_loss = nan")
+def finding(rule="loss-nan", severity=Severity.CRITICAL, metric="critic/vf_loss", count=1):
+    made = Finding(rule, severity, metric)
+    for _ in range(count):
+        made.add_hit(1, float("nan"), "critic/vf_loss = nan")
+    return made
 
 
 def test_each_critical_finding_alerts_once_and_warnings_never():
     alerts = CriticalAlerts()
-    assert [f.metric for f in alerts.new([finding(), finding(severity="warning", rule="kl-high")])] \
+    assert [f.metric for f in alerts.new([finding(), finding(severity=Severity.WARNING, rule="kl-high")])] \
         == ["critic/vf_loss"]
     assert alerts.new([finding(count=5)]) == []  # the same finding, grown
     assert len(alerts.new([finding(metric="critic/grad_norm")])) == 1

@@ -1,4 +1,4 @@
-"""Telling the user once when something goes critical: the bell and ``--on-critical``.
+"""Telling the user once when something goes critical: which findings are new, and ``--on-critical``.
 
 Findings are grouped and re-evaluated on every step, so "new" means a
 (rule, metric) pair that was not critical before; each such pair alerts
@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
-import sys
 
 from tui.durations import word_duration
 from tui.parsers.text import safe_data
-from tui.rules.findings import CRITICAL, Finding
+from tui.rules.findings import Finding, Severity
 
 # A hook that hangs must not pile up processes: give it this long.
 HOOK_TIMEOUT_S = 30.0
@@ -31,7 +30,7 @@ class CriticalAlerts:
         fresh = []
         for finding in findings:
             key = (finding.rule, finding.metric, finding.value if finding.metric is None else None)
-            if finding.severity == CRITICAL and key not in self._announced:
+            if finding.severity == Severity.CRITICAL and key not in self._announced:
                 self._announced.add(key)
                 fresh.append(finding)
         return fresh
@@ -66,9 +65,3 @@ async def run_hook(command: str, finding: Finding, run_label: str) -> str | None
         last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         return f"--on-critical exited with {process.returncode}: {last[0][:200]}"
     return None
-
-
-def ring_bell() -> None:
-    """One BEL on the terminal: tmux marks the window, terminals flash or beep."""
-    sys.__stdout__.write("\a")
-    sys.__stdout__.flush()

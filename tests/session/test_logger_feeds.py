@@ -14,55 +14,25 @@ from pathlib import Path
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from tests.waiting import until
-from tui.logger_feeds import JsonlFeed, TensorBoardFeed, logger_feeds, read_logger_files
+from tests.support import CONFIG, JSONL, RESUMED, exact_steps, same, three_decimal_run, until, write_scalar
 from tui.model.merge import Source
 from tui.model.run_model import RunModel
-from tui.parsers.verl_jsonl import JsonlScanner
+from tui.session.logger_feeds import (
+    JsonlFeed,
+    TensorBoardFeed,
+    logger_feeds,
+    read_logger_files,
+)
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import local_logger_run
 from tui.sources.run_folder import LocalFolder, folder_for
 from tui.sources.tensorboard_events import TensorBoardDir
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-JSONL = FIXTURES / "jsonl" / "v0.6_json_dumps.jsonl"
-RESUMED = FIXTURES / "tensorboard" / "resumed"
-CONFIG = ("(TaskRunner pid=7) {{'trainer': {{'experiment_name': 'exp',\n"
-          "(TaskRunner pid=7)              'logger': [{loggers}],\n"
-          "(TaskRunner pid=7)              'project_name': 'proj'}}}}\n")
-
-
-def exact_steps() -> list:
-    scanner = JsonlScanner()
-    return scanner.feed(JSONL.read_bytes()) + scanner.finish()
-
-
-def write_scalar(writer: EventFileWriter, step: int, tag: str, value: float) -> None:
-    """One scalar, as torch's ``add_scalar`` writes it, flushed to the file."""
-    event = Event(step=step, wall_time=1.0)
-    event.summary.value.add(tag=tag, simple_value=value)
-    writer.add_event(event)
-    writer.flush()
-
-
-def three_decimal_run(tmp_path: Path, loggers: str) -> Path:
-    """The fixture's values as verl ≤ v0.4 printed them to the console (``f"{k}:{v:.3f}"``)."""
-    lines = [CONFIG.format(loggers=loggers)]
-    for record in exact_steps():
-        items = " - ".join(f"{key}:{value:.3f}" for key, value in record.metrics.items())
-        lines.append(f"(TaskRunner pid=7) step:{record.step} - {items}\n")
-    (tmp_path / "grpo.log").write_text("".join(lines))
-    return tmp_path
 
 
 def check_json(run: Path) -> tuple[dict, str]:
     done = subprocess.run([sys.executable, "-m", "tui", "check", str(run), "--json"],
                           capture_output=True, text=True, timeout=60)
     return json.loads(done.stdout), done.stderr
-
-
-def same(a: float | str, b: float) -> bool:
-    return a == b or (a in ("nan", "inf", "-inf") and repr(b) == a)
 
 
 def test_check_reports_the_file_loggers_exact_values_over_3_decimal_text(tmp_path):

@@ -2,10 +2,10 @@
 
 import asyncio
 
-from tests.waiting import until
-from tui.feed import Feed
+from tests.support import until
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
+from tui.session.feed import Feed
 from tui.sources.local_file import LocalFile
 
 # 80–1024 columns: the width at which a step line might be a terminal-wrapped row.

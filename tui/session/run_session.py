@@ -1,0 +1,226 @@
+"""One watched run, as one object: what ``check`` reads once and the dashboard follows.
+
+Before this, a run's wiring (source → feed → model → rules, the logger
+files, the accelerators, the alerts) was written out by each command and
+again by the app. A session owns all of it, so every command reads a run the
+same way, and a fleet view holds several without knowing how any is fed.
+
+The session never draws and never imports Textual: whoever shows it
+subscribes with ``listen`` and is told, in one kind of event, that the model,
+the accelerators or the source's state changed; when to redraw and when to
+judge again is the viewer's choice (``judge`` is cheap to call often and
+time-budgeted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tui.model.accelerators import AcceleratorHistory
+from tui.model.run_model import RunModel
+from tui.parsers.records import Sample
+from tui.parsers.samples import parse_samples
+from tui.parsers.text import decode
+from tui.report.verdict import SHOWN_SAMPLES
+from tui.rules.engine import RuleEngine
+from tui.rules.findings import Finding
+from tui.rules.rule_file import RuleSpec, load_rules
+from tui.session.accelerators import feed_accelerators
+from tui.session.alerts import CriticalAlerts, run_hook
+from tui.session.feed import Feed
+from tui.session.logger_feeds import (
+    JsonlFeed,
+    TensorBoardFeed,
+    logger_feeds,
+    read_logger_files,
+)
+from tui.sources.accelerators.detect import NONE_FOUND
+from tui.sources.accelerators.hosts import AcceleratorHost, other_host
+from tui.sources.accelerators.snapshot import take_snapshot
+from tui.sources.base import LogSource, Reset, SourceError, Status
+from tui.sources.run_folder import RunFolder, folder_for
+
+# A printed sample block is a prompt and a response: this much text holds one.
+_SAMPLE_BYTES = 256 * 1024
+
+NoticeLevel = Literal["ok", "notice", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunChanged:
+    """Something a viewer shows changed: the model (its steps, values, failures), the
+    accelerator readings, or the source's state (``notice``: one line for the user)."""
+
+    model: bool = False
+    accelerators: bool = False
+    notice: tuple[str, NoticeLevel] | None = None
+
+
+Listener = Callable[[RunChanged], None]
+
+
+class RunSession:
+    """One run's source, the feeds into its model, its rules, alerts and accelerator pollers."""
+
+    def __init__(self, source: LogSource, *, rules: list[RuleSpec] | None = None,
+                 run_dir: Path | None = None, label: str | None = None, note: str | None = None,
+                 gpu_hosts: tuple[str, ...] = (), watch_accelerators: bool = True,
+                 accept_new_host_key: bool = False, on_critical: str | None = None) -> None:
+        """``run_dir``: the run directory the user named, where the file logger's JSONL,
+        TensorBoard events and dumps may lie beside the console log; ``label``: how the run
+        is named to the user (default: the source's label); ``note``: a line for the user
+        about which log was chosen; ``gpu_hosts``: other nodes whose accelerators belong to
+        the run (``watch_accelerators`` False: none at all, as for the demo's replay);
+        ``on_critical``: a shell command run with each new critical finding as JSON."""
+        self.source = source
+        self.label = label or source.label
+        self.note = note
+        self.model = RunModel(source.label)
+        self.accelerators = AcceleratorHistory()
+        self.engine = RuleEngine(rules if rules is not None else load_rules())
+        self.findings: list[Finding] = []
+        self.folder: RunFolder | None = folder_for(source, run_dir)
+        self.gpu_hosts = gpu_hosts
+        self.watch_accelerators = watch_accelerators
+        self.accept_new_host_key = accept_new_host_key
+        self.on_critical = on_critical
+        self._alerts = CriticalAlerts()
+        self._listeners: list[Listener] = []
+        self._hooks: set[asyncio.Task[None]] = set()
+
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` with each change from now on (on the session's event loop)."""
+        self._listeners.append(listener)
+
+    def _tell(self, change: RunChanged) -> None:
+        for listener in self._listeners:
+            listener(change)
+
+    def _notice(self, text: str, level: NoticeLevel) -> None:
+        self._tell(RunChanged(notice=(text, level)))
+
+    async def connect(self) -> str | None:
+        """Get the source ready (SourceError if it cannot be read); the line worth telling
+        the user about which log was chosen, or None."""
+        note = await self.source.connect() or self.note
+        self.model.log = self.source.label
+        return note
+
+    async def close(self) -> None:
+        """Release the source's connection and files; hooks still running are left to finish."""
+        await self.source.close()
+
+    async def load(self, accelerators: bool = False) -> list[str]:
+        """Read the run once to its current end: the log, then the JSONL and event files it
+        points at (their exact values replace the console's text); with ``accelerators``, one
+        reading of the run's own host. Returns lines for the user (files merged, problems)."""
+        await Feed(self.source, self.model).run(follow=False)
+        notes = list(await read_logger_files(self.model, self.folder))
+        if accelerators:
+            host = self.source.accelerator_host()
+            snapshot = await take_snapshot(host.runner, host.name, local=host.local)
+            if snapshot.problem and snapshot.problem != NONE_FOUND:
+                notes.append(f"{snapshot.host}: {snapshot.problem}")
+            self.accelerators.add(snapshot.samples, time.time())
+        return notes
+
+    async def printed_samples(self) -> list[Sample]:
+        """The newest validation samples the run printed, read by byte range from its log."""
+        samples = []
+        for offset in self.model.sample_offsets[-SHOWN_SAMPLES:]:
+            text = decode(await self.source.read_range(offset, offset + _SAMPLE_BYTES))
+            found = parse_samples(text, offset)
+            if found:
+                samples.append(found[0])
+        return samples
+
+    def judge(self, now: float | None = None, budget_s: float | None = None) -> list[Finding]:
+        """Judge the run with the rules (within ``budget_s`` seconds, the rest next time:
+        ``engine.behind``); the findings are kept in ``findings`` too."""
+        self.findings = self.engine.evaluate(self.model, time.time() if now is None else now,
+                                             budget_s, self.accelerators)
+        return self.findings
+
+    def new_criticals(self) -> list[Finding]:
+        """The critical findings not announced before, each announced now: the ``--on-critical``
+        command runs with it (its problems come back as notices). The bell is the viewer's."""
+        fresh = self._alerts.new(self.findings)
+        if self.on_critical:
+            for finding in fresh:
+                self._spawn(self._hook(self.on_critical, finding))
+        return fresh
+
+    async def _hook(self, command: str, finding: Finding) -> None:
+        problem = await run_hook(command, finding, self.model.log)
+        if problem:
+            self._notice(problem, "error")
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._hooks.add(task)  # held: the loop keeps only weak references to tasks
+        task.add_done_callback(self._hooks.discard)
+
+    async def follow(self) -> None:
+        """Follow the run until cancelled: the log, its logger files, the accelerators of its
+        host and ``gpu_hosts``. A part that fails says so in a notice; the others go on."""
+        parts = [self._follow_log(), self._follow_logger_files()]
+        if self.watch_accelerators:
+            parts.append(self._follow_accelerators(self.source.accelerator_host()))
+            parts += [self._follow_other_host(host) for host in self.gpu_hosts]
+        await asyncio.gather(*parts)
+
+    async def _follow_log(self) -> None:
+        feed = Feed(self.source, self.model, on_change=self._model_changed, on_status=self._source_event)
+        await self._until_error(feed.run(follow=True))
+
+    async def _follow_logger_files(self) -> None:
+        """Merge the run's JSONL and TensorBoard values too, where the log points at them."""
+        if self.folder is None:
+            return
+        try:
+            feeds, notes = await logger_feeds(self.folder, self.model, self._model_changed)
+        except SourceError as error:
+            self._notice(f"the run's logger files were not read: {error}", "error")
+            return
+        for note in notes:
+            self._notice(note, "notice")
+        await asyncio.gather(*(self._follow_logger(feed) for feed in feeds))
+
+    async def _follow_logger(self, feed: JsonlFeed | TensorBoardFeed) -> None:
+        await self._until_error(feed.run(follow=True))
+
+    async def _until_error(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except SourceError as error:
+            self._notice(str(error), "error")
+
+    async def _follow_accelerators(self, host: AcceleratorHost) -> None:
+        await feed_accelerators(host, self.accelerators, self._accelerators_changed)
+
+    async def _follow_other_host(self, name: str) -> None:
+        try:
+            host = await other_host(name, self.accept_new_host_key)
+        except SourceError as error:
+            self.accelerators.set_status(name, str(error), False, time.time())
+            self._accelerators_changed()
+            return
+        await self._follow_accelerators(host)
+
+    def _model_changed(self) -> None:
+        self._tell(RunChanged(model=True))
+
+    def _accelerators_changed(self) -> None:
+        self._tell(RunChanged(accelerators=True))
+
+    def _source_event(self, event: Status | Reset) -> None:
+        if isinstance(event, Reset):
+            self._alerts.reset()  # the findings to come are a new run's
+            self._tell(RunChanged(model=True, notice=(event.reason, "notice")))
+        else:
+            self._notice(event.text, "ok" if event.ok else "error")

@@ -1,0 +1,14 @@
+"""The messages rlwatch's own widgets and screens exchange, in one place (as toolong keeps them)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class RunUpdated(Message):
+    """The shown run changed (steps, values, findings or accelerator readings) and the
+    dashboard has been redrawn: every screen on the stack brings itself up to date.
+
+    Sent by the app after each redraw, which it schedules when the session says
+    something changed, so a screen never polls the model on a timer of its own.
+    """
