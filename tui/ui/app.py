@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar, cast
 from pathlib import Path
 
 from textual.app import App
@@ -39,6 +40,9 @@ from tui.ui.screens.report import ReportScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
 from tui.ui.terminal import TerminalExtras, rlwatch_driver
+
+# A screen the app keeps mounted between visits (steps, findings, the step detail).
+KeptScreen = TypeVar("KeptScreen", bound=Screen)
 
 # Redraw at most this often: a backfill folds hundreds of chunks a second and
 # drawing each would spend the time the scanner needs. Redraws are scheduled
@@ -225,17 +229,19 @@ class RlwatchApp(App[None]):
                     severity="warning" if problem else "information", timeout=8 if problem else 2,
                     markup=False)
 
-    def _kept(self, kind: type[Screen], make: Callable[[], Screen]) -> Screen:
+    def _kept(self, kind: type[KeptScreen], make: Callable[[], KeptScreen]) -> KeptScreen:
         """One screen of ``kind`` kept mounted between visits, so opening it again only shows
         it (composing a screen anew was most of what opening one cost); a fresh one where
         the kept one is already on the stack below (the step detail opened from a chart
         opened from the step detail)."""
         kept = self._kept_screens.get(kind)
         if kept is None:
-            kept = self._kept_screens[kind] = make()
-        elif kept in self.screen_stack:
+            made = make()
+            self._kept_screens[kind] = made
+            return made
+        if kept in self.screen_stack:
             return make()
-        return kept
+        return cast(KeptScreen, kept)
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):

@@ -136,7 +136,7 @@ class StepDetailScreen(Screen[None]):
         parts = [Content.assemble((f"step {step}", "bold"), (of, "$text-muted"))]
         seconds, _ = model.series_for(STEP_TIME)
         value = seconds.value_at(step) if seconds is not None else None
-        if value is not None:
+        if seconds is not None and value is not None:
             parts.append(Content.assemble((format_number(value), "bold"), " s/it"))
             upto = seconds.values[:bisect_right(seconds.steps, step)]
             elapsed = math.fsum(v for v in upto if math.isfinite(v))
