@@ -18,6 +18,7 @@ from textual.widgets import Static
 from tui.parsers.text import safe_text
 from tui.rules.findings import Finding, Severity
 from tui.ui.health import STATE_MARK
+from tui.ui.messages import RunUpdated
 from tui.ui.run_context import run_context
 from tui.ui.widgets.failure_text import FailureText
 from tui.ui.widgets.key_bar import KeyBar
@@ -45,6 +46,7 @@ class FailureScreen(Screen[None]):
     def __init__(self, finding: Finding) -> None:
         super().__init__()
         self.finding = finding
+        self._block_known = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title")
@@ -65,16 +67,33 @@ class FailureScreen(Screen[None]):
         return Content("\n").join([head, exception])
 
     def on_mount(self) -> None:
+        self._read()
+        self.query_one(FailureText).focus()
+
+    def _read(self) -> None:
+        """Read the block; where the rules have not read it yet (a crash seen a moment ago
+        is named by its marker line first), a screenful from its start, read again once
+        the block is known (``on_run_updated``)."""
         model = run_context(self).model
         offset = self.finding.offset
         assert offset is not None
         block = model.crash_blocks.get(offset)
+        self._block_known = block is not None
         text = self.query_one(FailureText)
         self.run_worker(text.show_block(
             run_context(self).source, offset, block.end if block else None,
             block.exception_offset if block else None,
             self.finding.exception or "", block.process if block else ""), exclusive=True)
-        text.focus()
+
+    def on_run_updated(self, _: RunUpdated) -> None:
+        if self._block_known or self.finding.offset not in run_context(self).model.crash_blocks:
+            return
+        latest = next((f for f in run_context(self).findings
+                       if f.rule == self.finding.rule and f.offset == self.finding.offset), None)
+        if latest is not None:
+            self.finding = latest
+        self.query_one("#title", Static).update(self._title())
+        self._read()
 
     def action_open_step(self) -> None:
         if self.finding.last_step is not None:
