@@ -30,7 +30,6 @@ from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.sources.base import Data, SourceError, Status
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.help import HelpScreen
-from tui.ui.widgets.metric_panel import MetricPanel
 
 
 async def test_dashboard_fills_and_follows_appended_steps(tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
-from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
