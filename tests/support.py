@@ -220,7 +220,9 @@ GENERATED = Path(__file__).resolve().parent / "fixtures" / "logs" / "generated" 
 def without_console(name: str, tmp_path: Path) -> Path:
     """verl's run directory as it is when the console was not kept."""
     run = tmp_path / name
-    shutil.copytree(GENERATED / name, run)
+    # Written just now, as a live run's files are (copytree would keep the checkout's
+    # mtimes, and which file is newest would then depend on the checkout's age).
+    shutil.copytree(GENERATED / name, run, copy_function=shutil.copy)
     (run / "console.log").unlink()
     return run
 
