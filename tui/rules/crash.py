@@ -118,11 +118,10 @@ def _ended_the_driver(model: RunModel, failure: Failure) -> bool:
     block = failure.block
     if block is None or block.harmless or model.step_lines_after(failure.offset) > LATE_STEPS:
         return False
-    driver = block.process == "" and model.steps_prefixed and block.exception_offset is not None
-    return failure.kind == HYDRA_ERROR or driver or HYDRA_ERROR_TEXT in failure.marker.text
-
-
-HYDRA_ERROR_TEXT = "Error executing job with overrides"
+    driver = block.process == "" and model.steps_prefixed and _names_an_exception(failure)
+    # Hydra's header opens the block (its marker's kind), though the block is named by the
+    # more telling kind its traceback shows (a Ray task error).
+    return driver or failure.marker.kind == HYDRA_ERROR
 
 
 def _names_an_exception(failure: Failure) -> bool:
