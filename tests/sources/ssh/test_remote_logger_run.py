@@ -115,6 +115,15 @@ def test_status_and_export_of_a_remote_tensorboard_only_run(ssh_world, tmp_path)
     assert accumulated(tmp_path / "remote_tb") == accumulated(tmp_path / "local_tb") != {}
 
 
+async def stop_following(tasks: list[asyncio.Task], writer: EventFileWriter, source) -> None:
+    """End a follow test: its feeds stopped, its event writer closed, its connection closed."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    writer.close()
+    await source.close()
+
+
 async def test_followed_remote_logger_files_bring_new_steps(client_home, tmp_path):
     events = tmp_path / "tensorboard_log" / "proj" / "exp"
     writer = EventFileWriter(str(events))
@@ -142,11 +151,7 @@ async def test_followed_remote_logger_files_bring_new_steps(client_home, tmp_pat
         assert model.series["actor/entropy"].source_at(3) is Source.JSONL
         assert model.last_write_at > time.time() - 60
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        writer.close()
-        await opened.source.close()
+        await stop_following(tasks, writer, opened.source)
 
 
 def test_an_event_file_named_as_the_target_is_its_directorys_run(ssh_world, tmp_path):
@@ -181,11 +186,7 @@ async def test_a_followed_tensorboard_only_run_survives_a_dropped_connection(cli
         await until(lambda: model.last_step == 2, timeout=20)
         assert any("reconnected" in s.text for s in statuses)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        writer.close()
-        await opened.source.close()
+        await stop_following(tasks, writer, opened.source)
 
 
 def test_verls_own_tensorboard_only_run_over_ssh_as_locally(ssh_world, tmp_path):
