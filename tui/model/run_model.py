@@ -20,6 +20,7 @@ from tui.model.failures import Failure, group_failures
 from tui.parsers.records import (
     CrashBlock,
     IncidentRecord,
+    JobRecord,
     ProgressRecord,
     Record,
     RunEndRecord,
@@ -76,6 +77,8 @@ class RunModel:
         self.last_new_step_at: float | None = None
         self.last_write_at: float | None = None
         self.end_marker_seen = False
+        # The scheduler's latest word on the job that runs the log (Ray, Slurm), if any.
+        self.job: JobRecord | None = None
         self.version = 0
 
     # -- ingest -------------------------------------------------------------
@@ -101,6 +104,8 @@ class RunModel:
                 self.crash_blocks[record.offset] = record
             elif isinstance(record, SampleMarkRecord):
                 self.sample_offsets.append(record.offset)
+            elif isinstance(record, JobRecord):
+                self.job = record
             elif isinstance(record, RunEndRecord):
                 self.end_marker_seen = True
                 if not record.by_logger and (self.end_marker_offset is None

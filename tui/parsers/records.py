@@ -8,6 +8,7 @@ re-reading the log.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,5 +118,50 @@ class Sample:
     offset: int = 0
 
 
+class JobOutcome(str, Enum):
+    """A scheduler's job state, in the words every scheduler shares.
+
+    Each scheduler's parser maps its own states here (Ray: PENDING, RUNNING,
+    SUCCEEDED, FAILED, STOPPED; Slurm: PENDING, RUNNING, COMPLETED, FAILED,
+    TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, CANCELLED…) and keeps its own word in
+    ``JobRecord.state`` for the user to read.
+    """
+
+    PENDING = "pending"      # queued, not started
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"  # ended with exit status 0
+    FAILED = "failed"        # ended on an error, a time limit, a node or memory failure
+    STOPPED = "stopped"      # stopped or cancelled by someone
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """What the scheduler that runs the log (Ray's Jobs API, Slurm) says of its job.
+
+    The log tells how training went; the scheduler tells whether the job is
+    still there: a run killed for its time limit or a lost node often prints
+    nothing at all. ``message`` is the scheduler's own reason (Ray's
+    ``message``, Slurm's ``Reason``/exit code); ``note`` says where the state
+    was read when that matters (``sacct``, or ``scontrol`` with accounting off).
+    Times are epoch seconds on this machine's clock.
+    """
+
+    scheduler: str               # "Ray", "Slurm": how the UI names it
+    job_id: str
+    state: str                   # the scheduler's own word: FAILED, TIMEOUT, OUT_OF_MEMORY…
+    outcome: JobOutcome
+    message: str = ""
+    nodes: tuple[str, ...] = ()
+    time_limit_s: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    note: str = ""
+
+    @property
+    def ended(self) -> bool:
+        """The job is over, whichever way."""
+        return self.outcome in (JobOutcome.SUCCEEDED, JobOutcome.FAILED, JobOutcome.STOPPED)
+
+
 Record = (StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | CrashBlock
-          | SampleMarkRecord | RunEndRecord)
+          | SampleMarkRecord | RunEndRecord | JobRecord)

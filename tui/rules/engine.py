@@ -23,6 +23,7 @@ from tui.model.run_model import RunModel
 from tui.model.series import Series
 from tui.model.failures import Failure, bursts
 from tui.parsers.incidents import KIND_WORDS
+from tui.parsers.records import JobOutcome
 from tui.rules.crash import judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS
@@ -210,6 +211,8 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     How long is worded by ``word_duration``: a short limit (a rule file's, a test's) gave
     "no new step for 0 min"."""
     last_seen = model.last_step_at
+    if model.job is not None and (model.job.ended or model.job.outcome == JobOutcome.PENDING):
+        return []  # the scheduler knows better: the job is over, or not started
     if model.finished or last_seen is None or typical is None or model.last_step is None:
         return []
     quiet = now - last_seen
@@ -335,6 +338,27 @@ def _judge_stalled(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> lis
 @_judges("incident")
 def _judge_incidents(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
     return _incidents(rule, judging.model)
+
+
+def _job(rule: RuleSpec, model: RunModel) -> list[Finding]:
+    """The scheduler says the job failed or was stopped: the run is over, whatever the log says.
+
+    The finding carries the scheduler's words as its ``exception``, so the header
+    reads ``crashed: Slurm job 812 TIMEOUT …`` like a crash read from the log."""
+    job = model.job
+    if job is None or job.outcome not in (JobOutcome.FAILED, JobOutcome.STOPPED):
+        return []
+    said = f"{job.scheduler} job {job.job_id} {job.state}" + (f": {job.message}" if job.message else "")
+    finding = Finding(rule.id, rule.severity, exception=said)
+    after = "before the first step" if model.last_step is None else f"after step {model.last_step}"
+    note = f" ({job.note})" if job.note else ""
+    finding.add_hit(model.last_step, job.state, f"{said} ({after}){note}", job.state)
+    return [finding]
+
+
+@_judges("job")
+def _judge_job(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
+    return _job(rule, judging.model)
 
 
 @_judges("accelerator")

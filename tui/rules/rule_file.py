@@ -42,6 +42,8 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     # Failures in the log: the crash the run did not go on after, or (``survived``) the
     # errors it went on after and those printed after its own end.
     "incident": {"kinds": ((list,), True, None), "survived": ((bool,), False, False)},
+    # The scheduler's word on the job (Ray's Jobs API, Slurm): failed or stopped.
+    "job": {},
     # On accelerator readings: memory used above ``mem_fraction`` of the device, memory rising
     # by ``mem_jump_mib`` within ``window_s``, or mean utilisation under ``util_below`` over it.
     "accelerator": {"check": ((str,), True, None), "mem_fraction": (_NUMBER, False, 0.95),
@@ -201,7 +203,7 @@ def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False)
     result = replace(rule, params=params, **changes)
     if rule.kind == "accelerator" and params["check"] not in ACCELERATOR_CHECKS:
         raise RuleFileError(f"{where}: rule {rule.id!r}: check must be one of {ACCELERATOR_CHECKS}")
-    if new and not result.metrics and rule.kind not in ("stalled", "incident", "accelerator"):
+    if new and not result.metrics and rule.kind not in ("stalled", "incident", "accelerator", "job"):
         raise RuleFileError(f"{where}: rule {rule.id!r} needs at least one metric")
     return result
 

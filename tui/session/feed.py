@@ -15,7 +15,7 @@ from tui.model.run_model import RunModel
 from tui.parsers.crash_block import read_block
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import CrashBlock
-from tui.sources.base import CaughtUp, Data, Lines, LogSource, Reset, Status
+from tui.sources.base import CaughtUp, Data, JobState, Lines, LogSource, Reset, Status
 
 # Chunks below this size are parsed inline; a thread hop costs more than them.
 _INLINE_BYTES = 64 * 1024
@@ -66,6 +66,8 @@ class Feed:
             elif isinstance(event, CaughtUp):
                 self._fold(self.scanner.settle())
                 await self._read_failures(follow=True)
+            elif isinstance(event, JobState):
+                self._fold([event.record])
             elif isinstance(event, Reset):
                 self.model.reset()
                 self.scanner = LogScanner()

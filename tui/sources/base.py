@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from tui.parsers.records import JobRecord
+
 if TYPE_CHECKING:
     from tui.sources.accelerators.hosts import AcceleratorHost
     from tui.sources.run_files import LoggerFiles
@@ -72,7 +74,15 @@ class CaughtUp:
     """The source has delivered everything written so far and is waiting for more."""
 
 
-SourceEvent = Data | Lines | Reset | Status | CaughtUp
+@dataclass(frozen=True, slots=True)
+class JobState:
+    """The scheduler's word on the job behind the log (a Ray job's or a Slurm job's state),
+    sent when it changes; a source for a plain file never sends one."""
+
+    record: JobRecord
+
+
+SourceEvent = Data | Lines | Reset | Status | CaughtUp | JobState
 
 
 class LogSource(Protocol):
