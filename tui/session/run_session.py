@@ -42,7 +42,7 @@ from tui.session.logger_feeds import (
 from tui.sources.accelerators.detect import NONE_FOUND
 from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.accelerators.snapshot import take_snapshot
-from tui.sources.base import LogSource, Reset, SourceError, Status
+from tui.sources.base import JobSource, LogSource, Reset, SourceError, Status
 from tui.sources.run_folder import RunFolder, folder_for
 
 # A printed sample block is a prompt and a response: this much text holds one.
@@ -92,6 +92,9 @@ class RunSession:
         self._alerts = CriticalAlerts()
         self._listeners: list[Listener] = []
         self._hooks: set[asyncio.Task[None]] = set()
+        # The job's nodes whose accelerators are followed (a Ray or Slurm job's ``nodes``).
+        self._nodes: dict[str, asyncio.Task[None]] = {}
+        self._following = False
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change from now on (on the session's event loop)."""
@@ -172,7 +175,13 @@ class RunSession:
         if self.watch_accelerators:
             parts.append(self._follow_accelerators(self.source.accelerator_host()))
             parts += [self._follow_other_host(host) for host in self.gpu_hosts]
-        await asyncio.gather(*parts)
+        self._following = True
+        try:
+            await asyncio.gather(*parts)
+        finally:
+            self._following = False
+            for task in self._nodes.values():
+                task.cancel()
 
     async def _follow_log(self) -> None:
         feed = Feed(self.source, self.model, on_change=self._model_changed, on_status=self._source_event)
@@ -212,7 +221,28 @@ class RunSession:
             return
         await self._follow_accelerators(host)
 
+    async def _follow_node(self, source: JobSource, name: str) -> None:
+        try:
+            host = await source.node_host(name)
+        except SourceError as error:
+            self.accelerators.set_status(name, str(error), False, time.time())
+            self._accelerators_changed()
+            return
+        await self._follow_accelerators(host)
+
+    def _follow_new_nodes(self) -> None:
+        """Start reading the accelerators of the job's nodes not read yet (a scheduler's
+        word on where the job runs replaces the ``--gpus`` hand list)."""
+        job, source = self.model.job, self.source
+        if job is None or not self._following or not self.watch_accelerators \
+                or not isinstance(source, JobSource):
+            return
+        for node in job.nodes:
+            if node not in self._nodes and node not in self.gpu_hosts:
+                self._nodes[node] = asyncio.get_running_loop().create_task(self._follow_node(source, node))
+
     def _model_changed(self) -> None:
+        self._follow_new_nodes()
         self._tell(RunChanged(model=True))
 
     def _accelerators_changed(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from tui.parsers.records import JobRecord
 
@@ -122,4 +122,20 @@ class LogSource(Protocol):
 
     def accelerator_host(self) -> AcceleratorHost:
         """The host whose GPUs/NPUs run this log's job, and how to run their tools there."""
+        ...
+
+
+@runtime_checkable
+class JobSource(LogSource, Protocol):
+    """A log that a scheduler runs as a job (a Ray job, a Slurm job).
+
+    It sends ``JobState`` events, whose ``nodes`` are the hosts the job runs on;
+    the session reads each node's accelerators through ``node_host``, which
+    reaches the node the way the scheduler's own users do (through the Slurm
+    login node or the Ray head as a jump host, where the source has one).
+    """
+
+    async def node_host(self, node: str) -> AcceleratorHost:
+        """The node ``node`` of the job, ready to run accelerator tools on (SourceError if it
+        cannot be reached)."""
         ...

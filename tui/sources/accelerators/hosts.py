@@ -30,12 +30,13 @@ def this_host() -> AcceleratorHost:
     return AcceleratorHost(LocalRunner(), socket.gethostname(), True)
 
 
-async def other_host(host: str, accept_new_host_key: bool) -> AcceleratorHost:
-    """A ``--gpus`` host, over a connection of its own (SourceError if it cannot be reached)."""
+async def other_host(host: str, accept_new_host_key: bool, via: object | None = None) -> AcceleratorHost:
+    """A ``--gpus`` host or a job's node, over a connection of its own (SourceError if it
+    cannot be reached); ``via``: an SSH connection to reach it through (a jump host)."""
     from tui.sources.ssh.connection import connect
     from tui.sources.ssh.ssh_runner import SshRunner
     from tui.sources.ssh.target import RemoteTarget, parse_target
 
     target = parse_target(f"{host}:") or RemoteTarget(host, ".")
-    connection = await connect(target, accept_new_host_key)
+    connection = await connect(target, accept_new_host_key, via)  # type: ignore[arg-type]
     return AcceleratorHost(SshRunner(lambda: connection), host, False)

@@ -61,8 +61,12 @@ def _known_hosts_name(host: str, port: int | None) -> str:
     return host if port in (None, 22) else f"[{host}]:{port}"
 
 
-async def connect(target: RemoteTarget, accept_new_host_key: bool = False) -> asyncssh.SSHClientConnection:
-    """An open asyncssh connection to ``target``'s host, or SourceError with what to do."""
+async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
+                  via: asyncssh.SSHClientConnection | None = None) -> asyncssh.SSHClientConnection:
+    """An open asyncssh connection to ``target``'s host, or SourceError with what to do.
+
+    ``via``: a connection to open this one through, as ``ssh -J`` does (a cluster's
+    nodes seen from its login node or head); the host key is checked all the same."""
     known_hosts = _ssh_dir() / "known_hosts"
     config = [str(_ssh_dir() / "config")] if (_ssh_dir() / "config").exists() else []
     passphrase: str | None = None
@@ -73,7 +77,8 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False) -> as
                 target.host, port=target.port or (), username=target.user or (), config=config,
                 known_hosts=_known_hosts_callback(known_hosts, seen), passphrase=passphrase,
                 compression_algs=["zlib@openssh.com", "zlib", "none"],
-                connect_timeout=CONNECT_TIMEOUT_S, keepalive_interval=30, keepalive_count_max=4)
+                connect_timeout=CONNECT_TIMEOUT_S, keepalive_interval=30, keepalive_count_max=4,
+                tunnel=via or ())
         except asyncssh.HostKeyNotVerifiable:
             host, port, had_entry = seen.asked[-1] if seen.asked else (target.host, target.port, False)
             name = _known_hosts_name(host, port)
