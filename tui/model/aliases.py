@@ -62,6 +62,28 @@ class Concept:
 # slime/Miles: ``eval/<dataset>``; SkyRL: ``eval/all/avg_score``.
 _VALIDATION = re.compile(r"^(?:val-core/.+/mean@\d+$|val/test_score/|test_score/"
                          r"|eval/[^/]+$|eval/all/avg_score$)")
+# The data source a per-source validation key scores: verl's ``val-core/<source>/<var>/mean@N``
+# (the source may hold ``/``: ``openai/gsm8k``), ``val/test_score/<source>``,
+# ``test_score/<source>``; slime's ``eval/<dataset>``.
+_SOURCE_OF = re.compile(r"^(?:val-core/(?P<core>.+)/[^/]+/mean@\d+|(?:val/)?test_score/(?P<score>.+)"
+                        r"|eval/(?P<eval>[^/]+))$")
+
+
+def validation_sources(keys: Iterable[str]) -> dict[str, str]:
+    """Data source → the validation key that scores it, for a run that validates on
+    several data sets (gsm8k and MATH, say) and logs one score each.
+
+    Of a source's keys the first in sorted order is taken, as ``VALIDATION`` picks
+    among all of them, so the panel's own key is its first source's. Sources come
+    in the order of their keys.
+    """
+    found: dict[str, str] = {}
+    for key in sorted(keys):
+        match = _SOURCE_OF.match(key)
+        if match is not None:
+            source = match.group("core") or match.group("score") or match.group("eval")
+            found.setdefault(source, key)
+    return found
 
 # Kin keys, in the order of each tuple: TRL (GRPO ``reward``; PPO/RLOO
 # ``objective/*``, ``loss/policy_avg``, ``policy/entropy_avg``), ms-swift (TRL's

@@ -57,6 +57,23 @@ def _block_element(char: str, name: str) -> str:
     return "#"
 
 
+# The dot bits of each of a braille cell's four rows, top to bottom (both columns).
+_BRAILLE_ROWS = (0x09, 0x12, 0x24, 0xC0)
+
+
+def _braille(bits: int) -> str:
+    """A line chart's braille cell as the one ASCII mark nearest its dots: ``'`` at the
+    top of the cell, ``-`` in the middle, ``.`` at the bottom, ``|`` for a line that
+    runs through it; blank for no dot."""
+    rows = [row for row, mask in enumerate(_BRAILLE_ROWS) if bits & mask]
+    if not rows:
+        return " "
+    if rows[-1] - rows[0] >= 2:
+        return "|"
+    middle = sum(rows) / len(rows)
+    return "'" if middle < 0.75 else "-" if middle <= 2 else "."
+
+
 class _AsciiTable(dict):
     """A ``str.translate`` table that works out (and remembers) each character's stand-in."""
 
@@ -76,6 +93,8 @@ def _stand_in(char: str) -> str:
         return _box_drawing(name)
     if 0x2580 <= ord(char) <= 0x259F:
         return _block_element(char, name)
+    if 0x2800 <= ord(char) <= 0x28FF:
+        return _braille(ord(char) - 0x2800)
     if unicodedata.combining(char):
         return ""  # an accent on the previous character: that one is already shown
     base = unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode()

@@ -1,0 +1,185 @@
+"""A panel's history as a line chart: braille dots, a value axis on the left, a step axis below.
+
+A panel with room (the 200×50 dashboard) has a dozen rows for its history;
+a sparkline stretched over them is a block of solid bars whose top edge is
+the only information. Here the same points are a line, four dots high and two
+wide per cell, with the value at the top, middle and bottom row and the first,
+middle and last step under it, so a level and a step can be read off.
+
+The points are the series' own downsample (one value per dot column, the one
+that strays furthest from the mean, so no spike is lost) spread evenly over
+the width, and the picture is rasterised once per change of data or size:
+drawing the screen again only lays the cached rows out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widget import Widget
+
+from tui.model.series import Series
+from tui.ui.format import format_number
+
+# The colour of each line, in order (the first is the panel's own metric).
+LINE_STYLES = ("$primary", "$accent", "$success", "$secondary", "$warning")
+AXIS_STYLE = "$text-muted"
+# A braille cell's dot bits by (row, column) within the cell (Unicode's dot numbering).
+_DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
+BRAILLE_BASE = 0x2800
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    """What the chart shows: one series per line, the value range the axis spans,
+    and the first and last step under it."""
+
+    lines: tuple[Series, ...]
+    low: float
+    high: float
+    first_step: int
+    last_step: int
+
+
+def plot_of(lines: Sequence[Series]) -> Plot | None:
+    """The plot of these series (their joint finite range and steps); None with no finite point."""
+    ranges = [r for series in lines if (r := series.finite_range()) is not None]
+    drawn = tuple(series for series in lines if series.finite_range() is not None)
+    if not ranges:
+        return None
+    return Plot(drawn, min(r[0] for r in ranges), max(r[1] for r in ranges),
+                min(series.steps[0] for series in drawn), max(series.steps[-1] for series in drawn))
+
+
+def dot_rows(values: Sequence[float], low: float, high: float, rows: int) -> list[int]:
+    """Each value's dot row (0 at the top) of ``rows`` dot rows spanning ``low``..``high``;
+    a flat series sits in the middle."""
+    if high <= low:
+        return [rows // 2] * len(values)
+    scale = (rows - 1) / (high - low)
+    return [(rows - 1) - round((value - low) * scale) for value in values]
+
+
+def raster(points: Sequence[int], columns: int) -> list[tuple[int, int]]:
+    """The dots (column, row) of a line through ``points`` (dot rows) spread evenly over
+    ``columns`` dot columns: each column joined to the next by a vertical run, so a
+    steep step or a one-point spike stays a connected line."""
+    if not points:
+        return []
+    if len(points) == 1:
+        return [(columns - 1, points[0])]
+    dots = []
+    last = len(points) - 1
+    previous = points[0]
+    for x in range(columns):
+        # The value at this column, interpolated between the two points around it.
+        where = x * last / max(columns - 1, 1)
+        left = min(int(where), last - 1)
+        y = round(points[left] + (points[left + 1] - points[left]) * (where - left))
+        for row in range(min(previous, y), max(previous, y) + 1):
+            dots.append((x, row))
+        previous = y
+    return dots
+
+
+def step_axis(first: int, last: int, width: int) -> str:
+    """``width`` columns of axis line with the first step at its left, the last at its
+    right and the middle one between where they leave room."""
+    axis = ["─"] * width
+
+    def put(label: str, at: int) -> bool:
+        at = max(0, min(at, width - len(label)))
+        if any(c != "─" for c in axis[max(0, at - 1): at + len(label) + 1]) or len(label) > width:
+            return False
+        axis[at: at + len(label)] = label
+        return True
+
+    put(str(first), 0)
+    if last != first:
+        put(str(last), width - len(str(last)))
+        put(str((first + last) // 2), (width - len(str((first + last) // 2))) // 2)
+    return "".join(axis)
+
+
+class LineChart(Widget):
+    """A braille line chart of one or more series on one value axis."""
+
+    DEFAULT_CSS = """
+    LineChart {
+        height: 1fr;
+        min-height: 3;
+    }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._plot: Plot | None = None
+        # The plot and size the rows below were drawn for, and the rows.
+        self._drawn: tuple[Plot | None, tuple[int, int], tuple[int, ...]] | None = None
+        self._rows: list[Content] = []
+
+    def show(self, lines: Sequence[Series]) -> None:
+        """Draw ``lines`` (the first in the panel's own colour); redrawn only when their
+        data or the chart's size changed."""
+        self._plot = plot_of(lines)
+        if self._rasterise():
+            self.refresh()
+
+    def on_resize(self) -> None:
+        if self._rasterise():
+            self.refresh()
+
+    def _rasterise(self) -> bool:
+        """Lay the plot out in rows of cells; False when nothing changed since the last time."""
+        plot, size = self._plot, (self.size.width, self.size.height)
+        lengths = tuple((len(s), s.rewrites) for s in plot.lines) if plot else ()
+        key = (plot, size, lengths)
+        if key == self._drawn:
+            return False
+        self._drawn = key
+        self._rows = self._layout(plot, *size) if plot is not None else []
+        return True
+
+    @staticmethod
+    def _layout(plot: Plot, width: int, height: int) -> list[Content]:
+        high, middle, low = (format_number(v) for v in
+                             (plot.high, (plot.high + plot.low) / 2, plot.low))
+        label_width = max(len(high), len(middle), len(low))
+        columns, rows = width - label_width - 1, height - 1
+        if columns < 2 or rows < 1:
+            return []
+        labels = {0: high, rows - 1: low}
+        if rows >= 5 and plot.high > plot.low:
+            labels[(rows - 1) // 2] = middle
+        # Each cell's dot bits, and the line that set its last dot (its colour).
+        bits = [[0] * columns for _ in range(rows)]
+        owner = [[0] * columns for _ in range(rows)]
+        for number, series in enumerate(plot.lines):
+            values = series.downsample(2 * columns)
+            points = dot_rows(values, plot.low, plot.high, 4 * rows)
+            for x, y in raster(points, 2 * columns):
+                bits[y // 4][x // 2] |= _DOTS[y % 4][x % 2]
+                owner[y // 4][x // 2] = number
+        drawn = []
+        for row in range(rows):
+            label = labels.get(row)
+            parts: list[tuple[str, str] | str] = [
+                ((label or "").rjust(label_width) + ("┤" if label else "│"), AXIS_STYLE)]
+            run, run_style = [], ""
+            for cell, line in zip(bits[row], owner[row]):
+                style = LINE_STYLES[line % len(LINE_STYLES)] if cell else ""
+                if style != run_style and run:
+                    parts.append(("".join(run), run_style))
+                    run = []
+                run_style = style
+                run.append(chr(BRAILLE_BASE + cell) if cell else " ")
+            parts.append(("".join(run), run_style))
+            drawn.append(Content.assemble(*parts))
+        axis = " " * label_width + "└" + step_axis(plot.first_step, plot.last_step, columns)
+        drawn.append(Content.styled(axis, AXIS_STYLE))
+        return drawn
+
+    def render(self) -> Content:
+        return Content("\n").join(self._rows)
