@@ -1,7 +1,9 @@
-"""The command palette (ctrl+p): any screen, any metric's chart, any step, by name.
+"""The command palette (ctrl+p): any screen, the crash, any finding, any metric's chart,
+any step, by name.
 
-Metric keys come from the log, so they are shown as literal Content: the
-palette's own highlighter would read ``[bold]`` in a key as markup.
+Metric keys and exception lines come from the log, so they are shown as
+literal Content (through ``safe_text``): the palette's own highlighter would
+read ``[bold]`` in a key as markup.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
 from tui.parsers.text import safe_text
+from tui.rules.findings import Finding
+from tui.ui.health import STATE_MARK, worst_finding
 from tui.ui.screens.goto_step import landing_step
 
 if TYPE_CHECKING:
@@ -22,8 +26,22 @@ if TYPE_CHECKING:
 Command = tuple[str, Callable[[], object], str]
 
 
+def finding_name(finding: Finding) -> str:
+    """``finding kl-high actor/kl_loss`` (the rule, and the metric it judged, if any)."""
+    return safe_text(" ".join(filter(None, ("finding", finding.rule, finding.metric))))
+
+
+def finding_help(finding: Finding) -> str:
+    """What the finding says and where it was last seen (``▲ WARN above 0.03, step 12``)."""
+    what = finding.exception or finding.reason or finding.message
+    where = f"step {finding.last_step}" if finding.last_step is not None else "before the first step"
+    return safe_text(f"{STATE_MARK[finding.severity]} {what}, {where}" if what
+                     else f"{STATE_MARK[finding.severity]} {where}")
+
+
 class RunCommands(Provider):
-    """Screens first, then a chart per metric key; a number opens that step."""
+    """Screens first, then the crash, each finding and a chart per metric key; a number
+    opens that step."""
 
     @property
     def _app(self) -> RlwatchApp:
@@ -40,6 +58,18 @@ class RunCommands(Provider):
             ("Keys", app.action_help, "the keys of the current screen"),
         ]
 
+    def _findings(self) -> list[Command]:
+        """``Crash`` (what ``w`` opens on a crashed run: its traceback), then one entry per
+        finding, opening where it happened as ``enter`` on the findings screen does."""
+        app = self._app
+        commands: list[Command] = []
+        crash = worst_finding([f for f in app.findings if f.rule == "crash" and f.offset is not None])
+        if crash is not None:
+            commands.append(("Crash", partial(app.open_finding, crash),
+                             safe_text(f"the traceback: {crash.exception or crash.message}")))
+        return commands + [(finding_name(f), partial(app.open_finding, f), finding_help(f))
+                           for f in app.findings]
+
     def _charts(self) -> list[Command]:
         app = self._app
         # A key is log text: its name is shown through safe_text, the key itself is opened.
@@ -49,7 +79,7 @@ class RunCommands(Provider):
     async def discover(self) -> Hits:
         for name, command, help_text in self._screens():
             yield DiscoveryHit(name, command, help=help_text)
-        for text, command, help_text in self._charts():
+        for text, command, help_text in self._findings() + self._charts():
             yield DiscoveryHit(Content(text), command, text=text, help=help_text)
 
     async def search(self, query: str) -> Hits:
@@ -62,6 +92,6 @@ class RunCommands(Provider):
         for name, command, help_text in self._screens():
             if (score := matcher.match(name)) > 0:
                 yield Hit(score, matcher.highlight(name), command, text=name, help=help_text)
-        for text, command, help_text in self._charts():
+        for text, command, help_text in self._findings() + self._charts():
             if (score := matcher.match(text)) > 0:
                 yield Hit(score, Content(text), command, text=text, help=help_text)

@@ -117,7 +117,7 @@ class LineChart(Widget):
         super().__init__()
         self._plot: Plot | None = None
         # The plot and size the rows below were drawn for, and the rows.
-        self._drawn: tuple[Plot | None, tuple[int, int], tuple[int, ...]] | None = None
+        self._drawn: tuple[Plot | None, tuple[int, int], tuple[tuple[int, int], ...]] | None = None
         self._rows: list[Content] = []
 
     def show(self, lines: Sequence[Series]) -> None:
@@ -167,7 +167,8 @@ class LineChart(Widget):
             label = labels.get(row)
             parts: list[tuple[str, str] | str] = [
                 ((label or "").rjust(label_width) + ("┤" if label else "│"), AXIS_STYLE)]
-            run, run_style = [], ""
+            run: list[str] = []
+            run_style = ""
             for cell, line in zip(bits[row], owner[row]):
                 style = LINE_STYLES[line % len(LINE_STYLES)] if cell else ""
                 if style != run_style and run:

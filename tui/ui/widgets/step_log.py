@@ -4,6 +4,12 @@ The text between the previous step line and this one holds what the step
 printed: reward-manager samples, warnings, tracebacks. It is read through
 the source (a local file or, over SSH, a few kilobytes of a remote one),
 never by path, and a huge step is read and drawn only at its two ends.
+The last step of a run that crashed shows more: the text after its own line
+up to the crash, and the crash's block with its exception line marked, as
+the failure view (``w``) shows it. The crash happened while the next step
+ran, a step that never printed its line, so this is where a user reading
+the last step looks for it.
+
 Everything shown is log text: colour codes are removed, every other control
 character and escape sequence is shown in ``safe_text``'s visible form
 (``␛]0;title␇``), never obeyed, and the rest is drawn literally, never as markup.
@@ -21,7 +27,11 @@ from textual.widgets import Static
 from tui.parsers.records import Sample
 from tui.parsers.samples import parse_samples
 from tui.parsers.text import decode, safe_text
+from tui.rules.findings import Finding
 from tui.sources.base import LogSource, SourceError
+from tui.ui.health import worst_finding
+from tui.ui.run_context import run_context
+from tui.ui.widgets.failure_text import FailureText
 from tui.ui.widgets.sample_card import SampleCard
 
 # A step's text up to this size is shown whole; a bigger one (a verbose reward
@@ -67,6 +77,8 @@ class StepLog(VerticalScroll):
     StepLog > #log-note { color: $text-muted; }
     StepLog > #log-body { height: auto; }
     StepLog .skipped { color: $warning; text-style: italic; margin: 1 0; }
+    StepLog .after-step { color: $error; text-style: bold; margin: 1 0 0 0; }
+    StepLog FailureText { height: auto; padding: 0; }
     """
 
     def compose(self) -> ComposeResult:
@@ -92,10 +104,48 @@ class StepLog(VerticalScroll):
                                        "$error"))
             return
         samples = parse_samples(text.head) + (parse_samples(text.tail) if text.tail else [])
+        crash = self._crash_after(end)
         note.update(Content(f"bytes {start:,}–{end:,} of the log ({end - start:,} bytes)"
                             + (f"; {len(samples)} printed sample{'s' * (len(samples) != 1)}"
-                               if samples else "")))
+                               if samples else "")
+                            + ("; then the crash after this step (end: jump to it)" if crash else "")))
         await body.mount_all([*self._cards(samples), *self._text_blocks(text)])
+        if crash is not None:
+            await self._show_crash(source, end, crash)
+
+    def _crash_after(self, end: int) -> Finding | None:
+        """The crash after the run's last step line, when ``end`` is that line's end (the
+        crash lies after the text of every step, this one's included); else None."""
+        model = run_context(self).model
+        ends = model.step_index.ends
+        if not ends or end != ends[-1]:
+            return None
+        return worst_finding([f for f in run_context(self).findings
+                              if f.rule == "crash" and f.offset is not None and f.offset >= end])
+
+    async def _show_crash(self, source: LogSource, end: int, crash: Finding) -> None:
+        """The text from this step's line to the crash, then the crash's block read as the
+        failure view reads it (prefixes off, the exception line marked)."""
+        offset = crash.offset
+        assert offset is not None
+        body = self.query_one("#log-body", Vertical)
+        # The exception itself is the block's marked line, below.
+        heading = Static(Content(f"After this step's line: the text up to the crash at byte "
+                                 f"{offset:,}, then the crash"), classes="after-step")
+        try:
+            between = await read_step_text(source, end, offset)
+        except (OSError, SourceError) as error:
+            await body.mount(heading, Static(Content.styled(
+                safe_text(f"Could not read the log after this step: {error}"), "$error")))
+            return
+        block = run_context(self).model.crash_blocks.get(offset)
+        failure = FailureText()
+        failure.can_focus = False  # the step's log scrolls as one; its block does not
+        text = self._text_blocks(between) if between.head.strip() else []
+        await body.mount_all([heading, *text, failure])
+        await failure.show_block(source, offset, block.end if block else None,
+                                 block.exception_offset if block else None,
+                                 crash.exception or "", block.process if block else "")
 
     @staticmethod
     def _cards(samples: list[Sample]) -> list[SampleCard]:
