@@ -38,3 +38,21 @@ def test_kl_is_the_kl_to_the_reference_never_the_ppo_update_size():
                        "actor/reward_kl_penalty": series(0.0, 0.0)}) == "actor/kl_loss"
     # A KL loss that is still zero and nothing else: that is the KL.
     assert KL.resolve({"actor/kl_loss": series(0.0)}) == "actor/kl_loss"
+
+
+def test_validation_sources_name_each_data_set_a_run_scores_on_apart():
+    """Corpus 034 validates on MATH and GSM8K; the source may hold "/", val-aux is not a score."""
+    from tui.model.aliases import validation_sources
+
+    keys = {"val-core/openai/gsm8k/reward/mean@1", "val-core/DigitalLearningGmbH/MATH-lighteval/reward/mean@1",
+            "val-aux/openai/gsm8k/acc/mean@1", "critic/score/mean"}
+    sources = validation_sources(keys)
+    assert sources == {"DigitalLearningGmbH/MATH-lighteval":
+                       "val-core/DigitalLearningGmbH/MATH-lighteval/reward/mean@1",
+                       "openai/gsm8k": "val-core/openai/gsm8k/reward/mean@1"}
+    # The panel's own key (VALIDATION's pick) is its first source's.
+    assert next(iter(sources.values())) == VALIDATION.resolve(keys)
+    assert validation_sources({"val/test_score/openai/gsm8k", "test_score/math", "eval/aime"}) == {
+        "aime": "eval/aime", "openai/gsm8k": "val/test_score/openai/gsm8k", "math": "test_score/math"}
+    # An overall score (SkyRL's) and a single score key are no data source.
+    assert validation_sources({"val/reward_score", "eval/all/avg_score", "actor/pg_loss"}) == {}

@@ -47,6 +47,15 @@ def test_what_rlwatch_and_textual_draw_reads_in_ascii():
         "0.255:0.883  d +0.02  ~1h03m  waiting.  |^p palette"
 
 
+def test_a_line_charts_braille_reads_as_a_line_in_ascii():
+    """Each braille cell becomes the one mark nearest its dots, one cell wide: the top, the
+    middle or the bottom of the cell, or a line running through it."""
+    for code in range(0x2800, 0x2900):
+        replaced = to_ascii(chr(code))
+        assert len(replaced) == 1 and replaced.isascii() and replaced.isprintable(), hex(code)
+    assert to_ascii("⠉⠒⠤⣀⡇⣿\u2800") == "'--.|| "
+
+
 def test_other_text_keeps_its_width_so_columns_do_not_move():
     assert to_ascii("café") == "cafe"
     assert to_ascii("训练 log") == "???? log"  # two cells each
