@@ -8,7 +8,8 @@ snapshot tests, in the default theme:
 
 writes ``docs/screenshot.svg`` (the dashboard at 120×40), ``docs/screen-crash.svg``
 (``w``: the traceback at its byte offset), ``docs/screen-step.svg`` (a step's
-detail) and ``docs/screen-80x24.svg`` (the dashboard at 80×24).
+detail), ``docs/screen-80x24.svg`` (the dashboard at 80×24) and
+``docs/screen-200x50.svg`` (the dashboard at 200×50: twelve panels, line charts).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tui.sources.local_file import LocalFile  # noqa: E402
 SHOTS = {
     "screenshot.svg": ((120, 40), ()),
     "screen-80x24.svg": ((80, 24), ()),
+    "screen-200x50.svg": ((200, 50), ()),
     "screen-crash.svg": ((120, 40), ("w",)),
     "screen-step.svg": ((120, 40), ("s", "j", "j", "enter")),
 }

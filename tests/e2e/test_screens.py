@@ -36,7 +36,10 @@ def test_a_crash_reads_in_two_keys_and_each_screen_names_itself(tmp_path, size):
         rows = screen.splitlines()
         assert len(rows) == height and "CRIT crashed" in rows[1]  # the verdict on one row
         if width >= 200:
-            assert "clip fraction" in screen  # the room brings more panels
+            assert "clip fraction" in screen  # the room brings more panels…
+            assert "┤" in screen and "└1─" in screen  # …and line charts with their axes
+        else:
+            assert "┤" not in screen  # sparklines
         tmux.keys("f")
         poll(on_screen(tmux, "Findings", "crash"), 10, "the findings")
         tmux.keys("Enter")
@@ -45,6 +48,8 @@ def test_a_crash_reads_in_two_keys_and_each_screen_names_itself(tmp_path, size):
         assert screen.splitlines()[0].lstrip().startswith("✖ CRIT crash")
         tmux.keys("o")  # the step it followed
         poll(lambda: tmux.lines()[0].lstrip().startswith("step 40 of 40"), 10, "step 40's detail")
+        tmux.keys("l")  # the last step's text goes on to the crash
+        poll(on_screen(tmux, "then the crash after this step"), 10, "the crash in step 40's log")
         tmux.keys("[")
         poll(lambda: tmux.lines()[0].lstrip().startswith("step 39 of 40"), 10, "step 39")
         for _ in range(3):  # one at a time: ESC and the next key in one read are alt+key

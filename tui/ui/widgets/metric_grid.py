@@ -1,7 +1,9 @@
 """The panels laid out as a grid whose column count follows the terminal's width.
 
 Eight panels fit as 2 columns × 4 rows down to 80×24 (1-row sparklines) and
-as 4 × 2 on wide terminals, where the extra height goes to the sparklines.
+as 4 × 2 on wide terminals. More height brings four more panels (120×40,
+200×50), and a panel left with room for a chart draws one (200×50; see
+``metric_panel.CHART_MIN_ROWS``).
 """
 
 from __future__ import annotations
