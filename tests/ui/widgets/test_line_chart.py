@@ -33,10 +33,19 @@ def test_the_line_is_connected_column_to_column():
 
 
 def test_the_step_axis_names_the_first_middle_and_last_step_where_they_fit():
-    axis = step_axis(1, 78, 40)
-    assert len(axis) == 40 and axis.startswith("1─") and axis.endswith("─78") and "─39─" in axis
-    assert step_axis(1, 78, 6) == "1───78"  # no room for the middle one
-    assert step_axis(5, 5, 6) == "5─────"
+    axis = step_axis(1, 39, 78, 40)
+    assert len(axis) == 40 and axis.startswith("1─") and axis.endswith("─78") and axis[19:21] == "39"
+    assert step_axis(1, 39, 78, 6) == "1───78"  # no room for the middle one
+    assert step_axis(5, 5, 5, 6) == "5─────"
+
+
+def test_the_middle_label_is_the_step_of_the_middle_point():
+    """A run resumed after a gap: steps 1–10, then 91–100; the middle column shows step 10's point."""
+    series = Series()
+    for step in [*range(1, 11), *range(91, 101)]:
+        series.set(step, float(step))
+    plot = plot_of([series])
+    assert plot is not None and (plot.first_step, plot.middle_step, plot.last_step) == (1, 10, 100)
 
 
 def test_a_one_step_spike_in_100k_flat_steps_reaches_the_top_row():

@@ -8,8 +8,10 @@ middle and last step under it, so a level and a step can be read off.
 
 The points are the series' own downsample (one value per dot column, the one
 that strays furthest from the mean, so no spike is lost) spread evenly over
-the width, and the picture is rasterised once per change of data or size:
-drawing the screen again only lays the cached rows out.
+the width: a run logs every step, so the width is its steps, and the middle
+label is the step of the middle point whatever steps are missing. The picture
+is rasterised once per change of data or size: drawing the screen again only
+lays the cached rows out.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ class Plot:
     high: float
     first_step: int
     last_step: int
+    # The step of the first line's middle point: the points are spread evenly, so this is
+    # the step at the middle column (the midpoint of first and last only when no step is
+    # missing).
+    middle_step: int
 
 
 def plot_of(lines: Sequence[Series]) -> Plot | None:
@@ -49,8 +55,10 @@ def plot_of(lines: Sequence[Series]) -> Plot | None:
     drawn = tuple(series for series in lines if series.finite_range() is not None)
     if not ranges:
         return None
+    first = drawn[0].steps
     return Plot(drawn, min(r[0] for r in ranges), max(r[1] for r in ranges),
-                min(series.steps[0] for series in drawn), max(series.steps[-1] for series in drawn))
+                min(series.steps[0] for series in drawn), max(series.steps[-1] for series in drawn),
+                first[(len(first) - 1) // 2])
 
 
 def dot_rows(values: Sequence[float], low: float, high: float, rows: int) -> list[int]:
@@ -84,9 +92,9 @@ def raster(points: Sequence[int], columns: int) -> list[tuple[int, int]]:
     return dots
 
 
-def step_axis(first: int, last: int, width: int) -> str:
+def step_axis(first: int, middle: int, last: int, width: int) -> str:
     """``width`` columns of axis line with the first step at its left, the last at its
-    right and the middle one between where they leave room."""
+    right and the middle one at its centre where they leave room."""
     axis = ["─"] * width
 
     def put(label: str, at: int) -> bool:
@@ -99,7 +107,7 @@ def step_axis(first: int, last: int, width: int) -> str:
     put(str(first), 0)
     if last != first:
         put(str(last), width - len(str(last)))
-        put(str((first + last) // 2), (width - len(str((first + last) // 2))) // 2)
+        put(str(middle), (width - len(str(middle))) // 2)
     return "".join(axis)
 
 
@@ -178,7 +186,7 @@ class LineChart(Widget):
                 run.append(chr(BRAILLE_BASE + cell) if cell else " ")
             parts.append(("".join(run), run_style))
             drawn.append(Content.assemble(*parts))
-        axis = " " * label_width + "└" + step_axis(plot.first_step, plot.last_step, columns)
+        axis = " " * label_width + "└" + step_axis(plot.first_step, plot.middle_step, plot.last_step, columns)
         drawn.append(Content.styled(axis, AXIS_STYLE))
         return drawn
 
