@@ -30,6 +30,7 @@ from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.sources.base import Data, SourceError, Status
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.help import HelpScreen
+from tui.ui.widgets.line_chart import LineChart
 
 
 async def test_dashboard_fills_and_follows_appended_steps(tmp_path):
@@ -144,11 +145,14 @@ async def test_all_panels_fit_at_80x24():
 
         await pilot.resize_terminal(200, 50)
         await wait_for(pilot, lambda: len({item.region.x for item in panels}) == 4, "4 columns")
-        sparkline = panels[0].query_one(Sparkline)
-        await wait_for(pilot, lambda: len(sparkline.data) == sparkline.size.width,
-                       "the sparkline refitted to its new width")
-        # The room goes to more panels (clip fraction, throughput…), not only taller blocks.
-        assert sparkline.size.height > 5 and len(app.dashboard.grid.shown_panels()) == 12
+        chart = panels[0].query_one(LineChart)
+        last = f"─{panels[0].series.steps[-1]}"  # 1119: the run's step 1120 only validated
+        await wait_for(pilot, lambda: panels[0].charted and text_of(chart).rstrip().endswith(last),
+                       "a line chart of the whole run, to its last step")
+        # The room goes to more panels (clip fraction, throughput…) and to line charts with
+        # their axes, not to taller blocks.
+        assert chart.size.height > 5 and len(app.dashboard.grid.shown_panels()) == 12
+        assert not panels[0].query_one(Sparkline).display
 
 
 class ScriptedSource:

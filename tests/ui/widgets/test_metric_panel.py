@@ -18,6 +18,7 @@ from tests.support import first_steps, panel, text_of
 from tests.ui.test_dashboard import open_app, wait_for
 from tui.ui.format import format_number
 from tui.ui.widgets.line_chart import LineChart
+from tui.ui.widgets.metric_panel import source_names
 
 MATH_AND_GSM8K = verl_log("034")
 
@@ -88,3 +89,10 @@ async def test_one_data_set_keeps_the_panel_as_it_was(tmp_path: Path):
         validation = panel(app, "val")
         await wait_for(pilot, lambda: validation.lines, "the validation line")
         assert len(validation.lines) == 1 and not validation.query_one("#legend").display
+
+
+def test_a_data_set_is_named_by_its_last_part_unless_two_share_it():
+    assert source_names(["openai/gsm8k", "DigitalLearningGmbH/MATH-lighteval"]) == {
+        "openai/gsm8k": "gsm8k", "DigitalLearningGmbH/MATH-lighteval": "MATH-lighteval"}
+    assert source_names(["a/test", "b/test", "aime"]) == {"a/test": "a/test", "b/test": "b/test",
+                                                          "aime": "aime"}

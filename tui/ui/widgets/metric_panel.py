@@ -14,6 +14,7 @@ log text is data.
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 from textual.app import ComposeResult
 from textual.content import Content
@@ -233,8 +234,8 @@ class MetricPanel(Widget, can_focus=True):
         for number, (name, line) in enumerate(self.lines):
             last = line.last()
             value = format_number(last[1]) if last is not None else "–"
-            parts.append(Content.assemble(("━ " if self.charted else "", LINE_STYLES[number % len(LINE_STYLES)]),
-                                          (safe_text(name), "$text-muted"), " ", (value, "bold")))
+            mark = ("━ " if self.charted else "", LINE_STYLES[number % len(LINE_STYLES)])
+            parts.append(Content.assemble(mark, (safe_text(name), "$text-muted"), " ", (value, "bold")))
         self.query_one("#legend", Static).update(Content("  ").join(parts))
 
     @property
@@ -307,7 +308,5 @@ def source_names(sources: list[str]) -> dict[str, str]:
     """A short name for each data source: its last path part (``openai/gsm8k`` → ``gsm8k``)
     where that is unique among them, else the whole name."""
     short = {source: source.rsplit("/", 1)[-1] for source in sources}
-    counts: dict[str, int] = {}
-    for name in short.values():
-        counts[name] = counts.get(name, 0) + 1
+    counts = Counter(short.values())
     return {source: name if counts[name] == 1 else source for source, name in short.items()}
