@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.corpus import verl_log
 from tests.support import first_steps
 from tests.ui.test_dashboard import open_app, wait_for
-from tui.ui.commands import finding_help, finding_name
+from tui.ui.commands import HELP_CHARS, finding_help, finding_name
 from tui.ui.screens.failure import FailureScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 
@@ -32,7 +32,8 @@ async def test_crash_and_each_finding_are_in_the_palette(tmp_path: Path) -> None
         # A metric's finding opens its latest step, as enter on the findings screen does.
         kl = next(f for f in app.findings if f.rule == "kl-high")
         assert finding_name(kl) == "finding kl-high actor/kl_loss"
-        assert finding_help(kl).startswith("▲ WARN ") and finding_help(kl).endswith(f"step {kl.last_step}")
+        assert finding_help(kl).startswith(f"▲ WARN step {kl.last_step}: ")
+        assert len(finding_help(crash)) <= HELP_CHARS  # the exception line, cut to one line
         await pilot.press("ctrl+p", *"finding kl-high")
         await pilot.pause(0.5)
         await pilot.press("enter")

@@ -26,17 +26,27 @@ if TYPE_CHECKING:
 Command = tuple[str, Callable[[], object], str]
 
 
+# A palette entry's help is one line: an exception line of 300 characters wrapped to five.
+HELP_CHARS = 72
+
+
+def one_line(text: str) -> str:
+    """``text`` cut to ``HELP_CHARS`` with an ellipsis, log text made safe."""
+    text = safe_text(text)
+    return text if len(text) <= HELP_CHARS else text[:HELP_CHARS - 1] + "…"
+
+
 def finding_name(finding: Finding) -> str:
     """``finding kl-high actor/kl_loss`` (the rule, and the metric it judged, if any)."""
     return safe_text(" ".join(filter(None, ("finding", finding.rule, finding.metric))))
 
 
 def finding_help(finding: Finding) -> str:
-    """What the finding says and where it was last seen (``▲ WARN above 0.03, step 12``)."""
+    """Where the finding was last seen and what it says (``▲ WARN step 12: above 0.03``)."""
     what = finding.exception or finding.reason or finding.message
     where = f"step {finding.last_step}" if finding.last_step is not None else "before the first step"
-    return safe_text(f"{STATE_MARK[finding.severity]} {what}, {where}" if what
-                     else f"{STATE_MARK[finding.severity]} {where}")
+    return one_line(f"{STATE_MARK[finding.severity]} {where}: {what}" if what
+                    else f"{STATE_MARK[finding.severity]} {where}")
 
 
 class RunCommands(Provider):
@@ -66,7 +76,7 @@ class RunCommands(Provider):
         crash = worst_finding([f for f in app.findings if f.rule == "crash" and f.offset is not None])
         if crash is not None:
             commands.append(("Crash", partial(app.open_finding, crash),
-                             safe_text(f"the traceback: {crash.exception or crash.message}")))
+                             one_line(f"the traceback: {crash.exception or crash.message}")))
         return commands + [(finding_name(f), partial(app.open_finding, f), finding_help(f))
                            for f in app.findings]
 
