@@ -37,7 +37,8 @@ def test_a_crash_reads_in_two_keys_and_each_screen_names_itself(tmp_path, size):
         assert len(rows) == height and "CRIT crashed" in rows[1]  # the verdict on one row
         if width >= 200:
             assert "clip fraction" in screen  # the room brings more panels…
-            assert "┤" in screen and "└1─" in screen  # …and line charts with their axes
+            # …and line charts with their axes (drawn once the panels have their size)
+            poll(on_screen(tmux, "┤", "└1─"), 10, "the line charts")
         else:
             assert "┤" not in screen  # sparklines
         tmux.keys("f")
