@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tui.model.series import Series
-from tui.ui.widgets.line_chart import BRAILLE_BASE, LineChart, dot_rows, plot_of, raster, step_axis
+from tui.ui.widgets.line_chart import AXIS, BRAILLE_BASE, LineChart, dot_rows, plot_of, raster, step_axis
 
 
 def series_of(values: list[float], first_step: int = 1) -> Series:
@@ -11,6 +11,10 @@ def series_of(values: list[float], first_step: int = 1) -> Series:
     for step, value in enumerate(values, first_step):
         series.set(step, value)
     return series
+
+
+def plain(row: list[tuple[str, int]]) -> str:
+    return "".join(text for text, _ in row)
 
 
 def cells(row: str) -> str:
@@ -53,7 +57,7 @@ def test_a_one_step_spike_in_100k_flat_steps_reaches_the_top_row():
     values[61_234] = 2.0
     plot = plot_of([series_of(values)])
     assert plot is not None and (plot.low, plot.high) == (0.5, 2.0)
-    rows = [row.plain for row in LineChart._layout(plot, 40, 10)]
+    rows = [plain(row) for row in LineChart._layout(plot, 40, 10)]
     assert len(rows) == 10  # nine plot rows and the step axis
     assert rows[0].startswith("   2┤") and rows[4].startswith("1.25┤") and rows[8].startswith(" 0.5┤")
     assert rows[-1].strip().startswith("└1─") and rows[-1].endswith("100000")
@@ -69,6 +73,6 @@ def test_two_series_share_the_value_axis_each_in_its_own_colour():
     plot = plot_of([series_of([0.2, 0.25, 0.3]), series_of([0.8, 0.85, 0.9])])
     assert plot is not None and (plot.low, plot.high) == (0.2, 0.9)
     rows = LineChart._layout(plot, 30, 8)
-    styles = {str(span.style) for row in rows for span in row.spans}
-    assert {"$primary", "$accent"} <= styles
+    colours = {colour for row in rows for text, colour in row if text.strip()}
+    assert colours == {AXIS, 0, 1}  # the axis, the first line and the second
     assert plot_of([Series()]) is None  # nothing finite: nothing to draw

@@ -67,8 +67,12 @@ async def test_validation_on_several_data_sets_draws_a_line_each_named_with_its_
             assert f"━ {name} {latest}" in legend
         chart = validation.query_one(LineChart)
         await wait_for(pilot, lambda: "┤" in text_of(chart), "the chart")
-        styles = {str(span.style) for row in chart._rows for span in row.spans}
-        assert {"$primary", "$accent"} <= styles  # two lines, two colours
+        colours = {colour for row in chart.rows for text, colour in row if text.strip()}
+        assert {0, 1} <= colours  # two lines…
+        drawn = {segment.style.color for y in range(chart.size.height) for segment in chart.render_line(y)
+                 if segment.text.strip() and "┤" not in segment.text and "│" not in segment.text
+                 and "└" not in segment.text}
+        assert len(drawn) == 2  # …in two colours of the theme
         # The value axis spans both sets: GSM8K's best score is its top.
         high = max(app.model.series[gsm8k_key].finite_range()[1],
                    app.model.series[math_key].finite_range()[1])

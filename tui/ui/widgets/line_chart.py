@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from textual.content import Content
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
 from textual.widget import Widget
 
 from tui.model.series import Series
@@ -27,7 +29,6 @@ from tui.ui.format import format_number
 
 # The colour of each line, in order (the first is the panel's own metric).
 LINE_STYLES = ("$primary", "$accent", "$success", "$secondary", "$warning")
-AXIS_STYLE = "$text-muted"
 # A braille cell's dot bits by (row, column) within the cell (Unicode's dot numbering).
 _DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
 BRAILLE_BASE = 0x2800
@@ -111,22 +112,43 @@ def step_axis(first: int, middle: int, last: int, width: int) -> str:
     return "".join(axis)
 
 
-class LineChart(Widget):
-    """A braille line chart of one or more series on one value axis."""
+# What colours a run of a drawn row: a line's number (0 the panel's own), or these.
+AXIS = -1
+BLANK = -2
+Row = list[tuple[str, int]]
 
+
+class LineChart(Widget):
+    """A braille line chart of one or more series on one value axis.
+
+    Drawn through the line API: each row is kept as a Strip until the data,
+    the size or the theme changes, so repainting the dashboard (a key, the
+    clock) costs a chart nothing but handing its rows over.
+    """
+
+    COMPONENT_CLASSES = {"line-chart--axis",
+                         *(f"line-chart--line-{number}" for number in range(len(LINE_STYLES)))}
     DEFAULT_CSS = """
     LineChart {
         height: 1fr;
         min-height: 3;
     }
-    """
+    LineChart > .line-chart--axis {
+        color: $text-muted;
+    }
+    """ + "".join(f"""    LineChart > .line-chart--line-{number} {{
+        color: {colour};
+    }}
+    """ for number, colour in enumerate(LINE_STYLES))
 
     def __init__(self) -> None:
         super().__init__()
         self._plot: Plot | None = None
         # The plot and size the rows below were drawn for, and the rows.
         self._drawn: tuple[Plot | None, tuple[int, int], tuple[tuple[int, int], ...]] | None = None
-        self._rows: list[Content] = []
+        self.rows: list[Row] = []
+        self._strips: dict[int, Strip] = {}
+        self._styles: dict[int, Style] | None = None
 
     def show(self, lines: Sequence[Series]) -> None:
         """Draw ``lines`` (the first in the panel's own colour); redrawn only when their
@@ -139,6 +161,12 @@ class LineChart(Widget):
         if self._rasterise():
             self.refresh()
 
+    def notify_style_update(self) -> None:
+        """A new theme or state colour: the rows are the same, their colours are not."""
+        super().notify_style_update()
+        self._strips.clear()
+        self._styles = None
+
     def _rasterise(self) -> bool:
         """Lay the plot out in rows of cells; False when nothing changed since the last time."""
         plot, size = self._plot, (self.size.width, self.size.height)
@@ -147,11 +175,14 @@ class LineChart(Widget):
         if key == self._drawn:
             return False
         self._drawn = key
-        self._rows = self._layout(plot, *size) if plot is not None else []
+        self.rows = self._layout(plot, *size) if plot is not None else []
+        self._strips.clear()
         return True
 
     @staticmethod
-    def _layout(plot: Plot, width: int, height: int) -> list[Content]:
+    def _layout(plot: Plot, width: int, height: int) -> list[Row]:
+        """The chart as rows of (text, colour) runs, the step axis last; none where
+        ``width`` × ``height`` leaves no room for a plot beside the value axis."""
         high, middle, low = (format_number(v) for v in
                              (plot.high, (plot.high + plot.low) / 2, plot.low))
         label_width = max(len(high), len(middle), len(low))
@@ -169,26 +200,37 @@ class LineChart(Widget):
             points = dot_rows(values, plot.low, plot.high, 4 * rows)
             for x, y in raster(points, 2 * columns):
                 bits[y // 4][x // 2] |= _DOTS[y % 4][x % 2]
-                owner[y // 4][x // 2] = number
-        drawn = []
+                owner[y // 4][x // 2] = number % len(LINE_STYLES)
+        drawn: list[Row] = []
         for row in range(rows):
             label = labels.get(row)
-            parts: list[tuple[str, str] | str] = [
-                ((label or "").rjust(label_width) + ("┤" if label else "│"), AXIS_STYLE)]
-            run: list[str] = []
-            run_style = ""
+            runs: Row = [((label or "").rjust(label_width) + ("┤" if label else "│"), AXIS)]
             for cell, line in zip(bits[row], owner[row]):
-                style = LINE_STYLES[line % len(LINE_STYLES)] if cell else ""
-                if style != run_style and run:
-                    parts.append(("".join(run), run_style))
-                    run = []
-                run_style = style
-                run.append(chr(BRAILLE_BASE + cell) if cell else " ")
-            parts.append(("".join(run), run_style))
-            drawn.append(Content.assemble(*parts))
-        axis = " " * label_width + "└" + step_axis(plot.first_step, plot.middle_step, plot.last_step, columns)
-        drawn.append(Content.styled(axis, AXIS_STYLE))
+                colour = line if cell else BLANK
+                char = chr(BRAILLE_BASE + cell) if cell else " "
+                if runs[-1][1] == colour:
+                    runs[-1] = (runs[-1][0] + char, colour)
+                else:
+                    runs.append((char, colour))
+            drawn.append(runs)
+        axis = step_axis(plot.first_step, plot.middle_step, plot.last_step, columns)
+        drawn.append([(" " * label_width + "└" + axis, AXIS)])
         return drawn
 
-    def render(self) -> Content:
-        return Content("\n").join(self._rows)
+    def render_line(self, y: int) -> Strip:
+        strip = self._strips.get(y)
+        if strip is None:
+            strip = self._strips[y] = self._strip(y)
+        return strip
+
+    def _strip(self, y: int) -> Strip:
+        base = self.rich_style
+        if y >= len(self.rows):
+            return Strip.blank(self.size.width, base)
+        if self._styles is None:
+            self._styles = {AXIS: base + self.get_component_rich_style("line-chart--axis"), BLANK: base}
+            for number in range(len(LINE_STYLES)):
+                self._styles[number] = base + self.get_component_rich_style(f"line-chart--line-{number}")
+        styles = self._styles
+        return Strip([Segment(text, styles[colour]) for text, colour in self.rows[y]]
+                     ).adjust_cell_length(self.size.width, base)
