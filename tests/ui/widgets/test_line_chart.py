@@ -29,11 +29,12 @@ def test_values_map_onto_dot_rows_top_down_and_a_flat_series_sits_in_the_middle(
 
 def test_the_line_is_connected_column_to_column():
     """A jump from the bottom to the top is a vertical run of dots, not two lone dots."""
-    dots = raster([7, 0], 4)
-    columns = {x for x, _ in dots}
-    assert columns == {0, 1, 2, 3}
-    assert {y for _, y in dots} == set(range(8))  # every row between the two points is drawn
-    assert raster([], 4) == [] and raster([3], 4) == [(3, 3)]  # one point: at the newest column
+    runs = raster([7, 0], 4)
+    assert [x for x, _, _ in runs] == [0, 1, 2, 3]
+    # Each column reaches from the previous one's row to its own: every row between is drawn.
+    assert {y for _, top, bottom in runs for y in range(top, bottom + 1)} == set(range(8))
+    assert runs[0] == (0, 7, 7) and runs[-1][2] >= runs[-2][1]
+    assert raster([], 4) == [] and raster([3], 4) == [(3, 3, 3)]  # one point: at the newest column
 
 
 def test_the_step_axis_names_the_first_middle_and_last_step_where_they_fit():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from textual.color import Color
 from textual.widgets import Sparkline
 
 from tests.corpus import verl_log
@@ -100,3 +101,33 @@ def test_a_data_set_is_named_by_its_last_part_unless_two_share_it():
         "openai/gsm8k": "gsm8k", "DigitalLearningGmbH/MATH-lighteval": "MATH-lighteval"}
     assert source_names(["a/test", "b/test", "aime"]) == {"a/test": "a/test", "b/test": "b/test",
                                                           "aime": "aime"}
+
+
+async def test_a_kept_chart_takes_a_new_theme_and_the_focus_background(tmp_path: Path):
+    """The chart keeps its rows between repaints: a theme or focus change must still recolour them."""
+    app = open_app(first_steps(tmp_path, 20))
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+        reward = panel(app, "reward")
+        chart = reward.query_one(LineChart)
+        await wait_for(pilot, lambda: "┤" in text_of(chart), "the chart")
+
+        def line_colours() -> set[str]:
+            return {segment.style.color.triplet.hex for y in range(chart.size.height - 1)
+                    for segment in chart.render_line(y)
+                    if segment.text.strip() and not {"┤", "│"} & set(segment.text)}
+
+        def backgrounds() -> set:
+            return {segment.style.bgcolor for y in range(chart.size.height)
+                    for segment in chart.render_line(y)}
+
+        assert line_colours() == {Color.parse(app.theme_variables["primary"]).hex.lower()}
+        app.theme = "textual-light"
+        await pilot.pause(0.3)
+        assert line_colours() == {Color.parse(app.theme_variables["primary"]).hex.lower()}
+        focused = backgrounds()
+        assert focused == {reward.rich_style.bgcolor}
+        await pilot.press("right")  # the focus moves on: the panel's background changes
+        await wait_for(pilot, lambda: app.focused is not reward, "the next panel focused")
+        await pilot.pause(0.2)
+        assert backgrounds() == {reward.rich_style.bgcolor} != focused

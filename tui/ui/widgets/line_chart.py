@@ -31,6 +31,10 @@ from tui.ui.format import format_number
 LINE_STYLES = ("$primary", "$accent", "$success", "$secondary", "$warning")
 # A braille cell's dot bits by (row, column) within the cell (Unicode's dot numbering).
 _DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
+# The bits of a run of dots from row ``top`` to row ``bottom`` (both within one cell) of
+# dot column ``dx`` of a cell: _RUN_BITS[dx][top][bottom].
+_RUN_BITS = tuple(tuple(tuple(sum(_DOTS[row][dx] for row in range(top, bottom + 1))
+                              for bottom in range(4)) for top in range(4)) for dx in range(2))
 BRAILLE_BASE = 0x2800
 
 
@@ -71,15 +75,15 @@ def dot_rows(values: Sequence[float], low: float, high: float, rows: int) -> lis
     return [(rows - 1) - round((value - low) * scale) for value in values]
 
 
-def raster(points: Sequence[int], columns: int) -> list[tuple[int, int]]:
-    """The dots (column, row) of a line through ``points`` (dot rows) spread evenly over
-    ``columns`` dot columns: each column joined to the next by a vertical run, so a
-    steep step or a one-point spike stays a connected line."""
+def raster(points: Sequence[int], columns: int) -> list[tuple[int, int, int]]:
+    """The line through ``points`` (dot rows) spread evenly over ``columns`` dot columns, as
+    each column's run of dots (column, top row, bottom row): each column reaches from the
+    previous one's row to its own, so a steep step or a one-point spike stays connected."""
     if not points:
         return []
     if len(points) == 1:
-        return [(columns - 1, points[0])]
-    dots = []
+        return [(columns - 1, points[0], points[0])]
+    runs = []
     last = len(points) - 1
     previous = points[0]
     for x in range(columns):
@@ -87,10 +91,9 @@ def raster(points: Sequence[int], columns: int) -> list[tuple[int, int]]:
         where = x * last / max(columns - 1, 1)
         left = min(int(where), last - 1)
         y = round(points[left] + (points[left + 1] - points[left]) * (where - left))
-        for row in range(min(previous, y), max(previous, y) + 1):
-            dots.append((x, row))
+        runs.append((x, min(previous, y), max(previous, y)))
         previous = y
-    return dots
+    return runs
 
 
 def step_axis(first: int, middle: int, last: int, width: int) -> str:
@@ -198,21 +201,28 @@ class LineChart(Widget):
         for number, series in enumerate(plot.lines):
             values = series.downsample(2 * columns)
             points = dot_rows(values, plot.low, plot.high, 4 * rows)
-            for x, y in raster(points, 2 * columns):
-                bits[y // 4][x // 2] |= _DOTS[y % 4][x % 2]
-                owner[y // 4][x // 2] = number % len(LINE_STYLES)
+            colour = number % len(LINE_STYLES)
+            for x, top, bottom in raster(points, 2 * columns):
+                cell_x, masks = x // 2, _RUN_BITS[x % 2]
+                for cell_y in range(top // 4, bottom // 4 + 1):
+                    first, end = max(top - 4 * cell_y, 0), min(bottom - 4 * cell_y, 3)
+                    bits[cell_y][cell_x] |= masks[first][end]
+                    owner[cell_y][cell_x] = colour
         drawn: list[Row] = []
         for row in range(rows):
             label = labels.get(row)
             runs: Row = [((label or "").rjust(label_width) + ("┤" if label else "│"), AXIS)]
+            # Cells join the run before them where they look the same in it (a blank after a
+            # line is a blank in its colour): a row of one line is three segments, not dozens.
+            text: list[str] = []
+            colour = BLANK
             for cell, line in zip(bits[row], owner[row]):
-                colour = line if cell else BLANK
-                char = chr(BRAILLE_BASE + cell) if cell else " "
-                if runs[-1][1] == colour:
-                    runs[-1] = (runs[-1][0] + char, colour)
-                else:
-                    runs.append((char, colour))
-            drawn.append(runs)
+                if cell and line != colour:
+                    runs.append(("".join(text), colour))
+                    text, colour = [], line
+                text.append(chr(BRAILLE_BASE + cell) if cell else " ")
+            runs.append(("".join(text), colour))
+            drawn.append([run for run in runs if run[0]])
         axis = step_axis(plot.first_step, plot.middle_step, plot.last_step, columns)
         drawn.append([(" " * label_width + "└" + axis, AXIS)])
         return drawn
@@ -224,13 +234,16 @@ class LineChart(Widget):
         return strip
 
     def _strip(self, y: int) -> Strip:
-        base = self.rich_style
-        if y >= len(self.rows):
-            return Strip.blank(self.size.width, base)
-        if self._styles is None:
-            self._styles = {AXIS: base + self.get_component_rich_style("line-chart--axis"), BLANK: base}
+        if self._styles is None:  # the background and colours, as of the last style change
+            base = self.rich_style
+            self._styles = {AXIS: base + self.get_component_rich_style("line-chart--axis"),
+                            BLANK: base}
             for number in range(len(LINE_STYLES)):
                 self._styles[number] = base + self.get_component_rich_style(f"line-chart--line-{number}")
-        styles = self._styles
-        return Strip([Segment(text, styles[colour]) for text, colour in self.rows[y]]
-                     ).adjust_cell_length(self.size.width, base)
+        styles, width = self._styles, self.size.width
+        if y >= len(self.rows):
+            return Strip.blank(width, styles[BLANK])
+        segments = [Segment(text, styles[colour]) for text, colour in self.rows[y]]
+        if self._drawn is not None and self._drawn[1][0] == width:
+            return Strip(segments, width)  # laid out to this width: no measuring, no padding
+        return Strip(segments).adjust_cell_length(width, styles[BLANK])  # a resize on its way
