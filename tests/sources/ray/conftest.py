@@ -28,9 +28,6 @@ import pytest
 from tests.sshd import free_port, processes_mentioning
 
 RAY = Path(sys.executable).parent / "ray"
-if not RAY.exists():
-    pytest.skip("Ray is not installed (pip install -e '.[test]' installs ray[default])",
-                allow_module_level=True)
 
 CONSOLE = (Path(__file__).parents[2] / "fixtures" / "logs" / "generated" / "verl" / "verl_07_console_only"
            / "console.log")
@@ -148,6 +145,8 @@ def _pids_mentioning(text: str) -> list[int]:
 @pytest.fixture(scope="session")
 def ray_head():
     """The session's Ray head on 127.0.0.1, token authentication on."""
+    if not RAY.exists():
+        pytest.skip("Ray is not installed (pip install -e '.[test]' installs ray[default])")
     directory = Path(tempfile.mkdtemp(prefix="rlw-ray-"))  # short: Ray's socket paths must fit
     (directory / "home").mkdir()
     env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}
