@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sshd import free_port, processes_mentioning
+from tests.sshd import free_port, pids_mentioning, processes_mentioning
 
 RAY = Path(sys.executable).parent / "ray"
 
@@ -119,7 +119,7 @@ class RayHead:
                     continue
             self.process = None
         for _ in range(20):
-            left = _pids_mentioning(str(self.directory))
+            left = pids_mentioning(str(self.directory))
             if not left:
                 break
             for pid in left:
@@ -128,18 +128,6 @@ class RayHead:
                 except ProcessLookupError:
                     pass
             time.sleep(0.25)
-
-
-def _pids_mentioning(text: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) != os.getpid():
-            try:
-                if text.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
-                    found.append(int(name))
-            except OSError:
-                continue
-    return found
 
 
 @pytest.fixture(scope="session")

@@ -86,3 +86,23 @@ def test_a_port_without_a_dashboard_is_one_line(ray_head):
     assert done.returncode == 3
     (line,) = done.stderr.splitlines()
     assert "cannot connect" in line and "Ray's dashboard" in line
+
+
+def test_a_web_server_that_is_not_rays_dashboard_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.sshd import _wait_for_port, free_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_port(port, server)
+        done = rlwatch("check", f"ray+http://127.0.0.1:{port}/raysubmit_1")
+    finally:
+        server.terminate()
+        server.wait()
+    assert done.returncode == 3
+    (line,) = done.stderr.splitlines()
+    assert line == f"rlwatch: http://127.0.0.1:{port}: no /api/version there: not a Ray dashboard"

@@ -108,7 +108,7 @@ def failure_message(message: str) -> str:
     head = head.rstrip(":. ")
     if _LOG_TAIL_HEAD in lines[0] and len(lines) > 1:
         head = f"{head}: {lines[-1]}"
-    return _short(head, _MESSAGE_CHARS)
+    return one_line(head, _MESSAGE_CHARS)
 
 
 def _text(value: object, field: str, optional: bool = True) -> str | None:
@@ -200,12 +200,13 @@ def describe_jobs(jobs: list[RayJob], limit: int = 8) -> str:
                    key=lambda job: job.start_time_s or 0.0, reverse=True)
     if not shown:
         return "no job was submitted with `ray job submit`"
-    words = [f"{job.name} ({job.status}, {_short(job.entrypoint)})" for job in shown[:limit]]
+    words = [f"{job.name} ({job.status}, {one_line(job.entrypoint)})" for job in shown[:limit]]
     if len(shown) > limit:
         words.append(f"and {len(shown) - limit} older")
     return "; ".join(words)
 
 
-def _short(text: str, chars: int = 60) -> str:
+def one_line(text: str, chars: int = 60) -> str:
+    """``text`` on one line of at most ``chars`` characters (whitespace runs made one space)."""
     line = " ".join(text.split())
     return line if len(line) <= chars else line[:chars - 1] + "…"

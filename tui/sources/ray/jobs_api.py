@@ -22,6 +22,7 @@ from tui.parsers.jobs.ray_jobs import (
     RayApiError,
     RayJob,
     RayNode,
+    one_line,
     parse_job,
     parse_jobs,
     parse_nodes,
@@ -70,9 +71,9 @@ class JobsApi:
             break
         self._refused(status, body)
         if status == 404:
-            raise JobNotFound(f"{self.where}: {_one_line(body) or 'not found'}")
+            raise JobNotFound(f"{self.where}: {one_line(body, 200) or 'not found'}")
         if status != 200:
-            raise SourceError(f"{self.where}: {path} answered HTTP {status}: {_one_line(body)}")
+            raise SourceError(f"{self.where}: {path} answered HTTP {status}: {one_line(body, 200)}")
         try:
             return json.loads(body)
         except ValueError:
@@ -82,7 +83,7 @@ class JobsApi:
         if status == 401:
             raise SourceError(f"{self.where}: the dashboard wants Ray's authentication token: {auth.HELP}")
         if status == 403:
-            raise SourceError(f"{self.where}: the dashboard refused the token ({_one_line(body)}); {auth.HELP}")
+            raise SourceError(f"{self.where}: the dashboard refused the token ({one_line(body, 200)}); {auth.HELP}")
 
     def _unreachable(self, error: BaseException) -> SourceError:
         if isinstance(error, asyncio.TimeoutError):
@@ -90,7 +91,7 @@ class JobsApi:
         if isinstance(error, aiohttp.ClientConnectorError):
             reason = error.os_error.strerror or str(error.os_error)
             return SourceError(f"{self.where}: cannot connect: {reason} (is Ray's dashboard there?)")
-        return SourceError(f"{self.where}: connection lost: {_one_line(str(error)) or type(error).__name__} "
+        return SourceError(f"{self.where}: connection lost: {one_line(str(error), 200) or type(error).__name__} "
                            "(is Ray's dashboard there?)")
 
     @staticmethod
@@ -158,7 +159,3 @@ def _quote(job_id: str) -> str:
 
     return quote(job_id, safe="")
 
-
-def _one_line(text: str, chars: int = 200) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= chars else line[:chars - 1] + "…"
