@@ -77,3 +77,22 @@ async def test_a_node_is_reached_through_the_head(head_world, ray_head, ray_jobs
     finally:
         await source.close()
         head.start()
+
+
+async def test_a_head_read_over_ssh_made_when_first_read_says_why_it_cannot_be(head_world, monkeypatch):
+    """ray+http:// needs no SSH for the job; the head's accelerators connect at their first read,
+    and a head that cannot be reached is the accelerator line's reason, not the target's failure."""
+    from tui.sources.accelerators.runner import CommandFailed
+    from tui.sources.ssh.on_demand import on_demand_host
+
+    home, _, _ = head_world
+    monkeypatch.setenv("HOME", str(home.path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    host, runner = on_demand_host("head")
+    try:
+        assert (await host.runner.run(["echo", "on the head"])).strip() == b"on the head"
+    finally:
+        await runner.close()
+    host, runner = on_demand_host("no-such-head.invalid")
+    with pytest.raises(CommandFailed, match="cannot resolve the host name"):
+        await host.runner.run(["nvidia-smi"])

@@ -49,6 +49,7 @@ class RayJobLog:
         self.logger_files = None  # the driver log is the run's console
         self._api: JobsApi | None = None
         self._forward: Forward | None = None
+        self._head: AcceleratorHost | None = None  # the head, over SSH made when first read
         self._head_runner: OnDemandRunner | None = None
         self._job: RayJob | None = None
         self._nodes: tuple[str, ...] = ()
@@ -221,10 +222,11 @@ class RayJobLog:
             return self._forward.head()
         if self.address.host in _LOOPBACK:
             return this_host()
-        from tui.sources.ssh.on_demand import on_demand_host
+        if self._head is None:  # one connection however often it is asked for
+            from tui.sources.ssh.on_demand import on_demand_host
 
-        host, self._head_runner = on_demand_host(self.address.host, self.accept_new_host_key)
-        return host
+            self._head, self._head_runner = on_demand_host(self.address.host, self.accept_new_host_key)
+        return self._head
 
     async def node_host(self, node: str) -> AcceleratorHost:
         """A worker node (by its IP): through the head for ``ray://``, else directly."""
@@ -241,5 +243,5 @@ class RayJobLog:
             self._forward = None
         if self._head_runner is not None:
             await self._head_runner.close()
-            self._head_runner = None
+            self._head, self._head_runner = None, None
         self._spool.close()
