@@ -106,3 +106,12 @@ def test_a_web_server_that_is_not_rays_dashboard_is_one_line(tmp_path):
     assert done.returncode == 3
     (line,) = done.stderr.splitlines()
     assert line == f"rlwatch: http://127.0.0.1:{port}: no /api/version there: not a Ray dashboard"
+
+
+def test_an_entrypoint_with_escape_sequences_is_listed_inert(ray_head, ray_jobs):
+    done = ray_head.ray("job", "submit", "--no-wait", "--submission-id", "rlw-hostile", "--",
+                        "true", "\x1b]0;owned\x07\x1b[2J")
+    assert done.returncode == 0, done.stderr
+    done, _ = checked(ray_head, "rlw-nonesuch")
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "rlw-hostile (" in done.stderr and "␛]0;owned␇␛[2J" in done.stderr

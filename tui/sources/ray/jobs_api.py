@@ -28,6 +28,7 @@ from tui.parsers.jobs.ray_jobs import (
     parse_nodes,
     ray_version,
 )
+from tui.parsers.text import safe_text
 from tui.sources.base import SourceError
 from tui.sources.ray import auth
 
@@ -71,9 +72,9 @@ class JobsApi:
             break
         self._refused(status, body)
         if status == 404:
-            raise JobNotFound(f"{self.where}: {one_line(body, 200) or 'not found'}")
+            raise JobNotFound(f"{self.where}: {_said(body) or 'not found'}")
         if status != 200:
-            raise SourceError(f"{self.where}: {path} answered HTTP {status}: {one_line(body, 200)}")
+            raise SourceError(f"{self.where}: {path} answered HTTP {status}: {_said(body)}")
         try:
             return json.loads(body)
         except ValueError:
@@ -83,7 +84,7 @@ class JobsApi:
         if status == 401:
             raise SourceError(f"{self.where}: the dashboard wants Ray's authentication token: {auth.HELP}")
         if status == 403:
-            raise SourceError(f"{self.where}: the dashboard refused the token ({one_line(body, 200)}); {auth.HELP}")
+            raise SourceError(f"{self.where}: the dashboard refused the token ({_said(body)}); {auth.HELP}")
 
     def _unreachable(self, error: BaseException) -> SourceError:
         if isinstance(error, asyncio.TimeoutError):
@@ -91,7 +92,7 @@ class JobsApi:
         if isinstance(error, aiohttp.ClientConnectorError):
             reason = error.os_error.strerror or str(error.os_error)
             return SourceError(f"{self.where}: cannot connect: {reason} (is Ray's dashboard there?)")
-        return SourceError(f"{self.where}: connection lost: {one_line(str(error), 200) or type(error).__name__} "
+        return SourceError(f"{self.where}: connection lost: {_said(str(error)) or type(error).__name__} "
                            "(is Ray's dashboard there?)")
 
     @staticmethod
@@ -152,6 +153,11 @@ class JobsApi:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _said(text: str) -> str:
+    """What the other side said, made one short line that cannot drive a terminal."""
+    return safe_text(one_line(text, 200))
 
 
 def _quote(job_id: str) -> str:

@@ -57,17 +57,20 @@ class RayJobLog:
 
     @property
     def label(self) -> str:
+        """``JOB on DASHBOARD``, once the job is known."""
         job = self._job.name if self._job else self.address.job or "newest running job"
         return f"{job} on {self.address.where}"
 
     @property
     def api(self) -> JobsApi:
+        """The dashboard's client (SourceError before ``connect``)."""
         if self._api is None:
             raise SourceError(f"{self.address.where}: not connected")
         return self._api
 
     @property
     def job(self) -> RayJob:
+        """The job as last read (SourceError before ``connect``)."""
         if self._job is None:
             raise SourceError(f"{self.address.where}: not connected")
         return self._job
