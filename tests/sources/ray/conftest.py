@@ -84,14 +84,8 @@ class RayHead:
             time.sleep(0.2)
 
     def start(self) -> RayHead:
-        self.process = subprocess.Popen(
-            [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
-             f"--port={free_port()}", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.port}",
-             f"--ray-client-server-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
-             "--num-cpus=2", "--object-store-memory=100000000", f"--temp-dir={self.directory / 't'}",
-             "--include-dashboard=true", "--disable-usage-stats"],
-            env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(self.directory / "head.log", "wb"), start_new_session=True)
+        with open(self.directory / "head.log", "wb") as head_log:
+            self.process = self._popen(head_log)
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
@@ -103,6 +97,17 @@ class RayHead:
                     log = (self.directory / "head.log").read_text(errors="replace")[-2000:]
                     raise RuntimeError(f"ray start --head did not serve its dashboard: {log}") from None
                 time.sleep(0.5)
+
+    def _popen(self, head_log) -> subprocess.Popen:
+        """``ray start --head --block`` in a process group of its own, on free ports."""
+        return subprocess.Popen(
+            [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
+             f"--port={free_port()}", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.port}",
+             f"--ray-client-server-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
+             "--num-cpus=2", "--object-store-memory=100000000", f"--temp-dir={self.directory / 't'}",
+             "--include-dashboard=true", "--disable-usage-stats"],
+            env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=head_log,
+            start_new_session=True)
 
     def stop(self) -> None:
         """End the head's process group, then whatever else names the cluster's directory."""
