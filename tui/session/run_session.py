@@ -24,6 +24,7 @@ from typing import Any, Literal
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
 from tui.parsers.records import Sample
+from tui.parsers.run_config import CONFIG_HEAD_BYTES, RunConfig, parse_run_config
 from tui.parsers.samples import parse_samples
 from tui.parsers.text import decode
 from tui.report.verdict import SHOWN_SAMPLES
@@ -95,6 +96,8 @@ class RunSession:
         # The job's nodes whose accelerators are followed (a Ray or Slurm job's ``nodes``).
         self._nodes: dict[str, asyncio.Task[None]] = {}
         self._following = False
+        # How much of the log's head the last look for its config saw.
+        self._config_seen = -1
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change from now on (on the session's event loop)."""
@@ -141,6 +144,25 @@ class RunSession:
             if found:
                 samples.append(found[0])
         return samples
+
+    async def read_config(self) -> RunConfig | None:
+        """The settings the run printed at start (``model.config``), read from the log's
+        first CONFIG_HEAD_BYTES by range, once: a log that has not printed them yet is
+        looked at again when it has grown, until it is longer than that head.
+
+        A one-off read rather than a grammar in the scanner: the config is printed
+        once, at the top, and the scanner's line filter stays as narrow as it is fast.
+        """
+        model = self.model
+        if model.config is not None or self._config_seen >= min(model.read_to, CONFIG_HEAD_BYTES):
+            return model.config
+        try:
+            head = await self.source.read_range(0, CONFIG_HEAD_BYTES)
+        except SourceError:
+            return None  # the comparison shows no settings for this run; its curves still come
+        self._config_seen = len(head)
+        model.config = parse_run_config(head)
+        return model.config
 
     def judge(self, now: float | None = None, budget_s: float | None = None) -> list[Finding]:
         """Judge the run with the rules (within ``budget_s`` seconds, the rest next time:
