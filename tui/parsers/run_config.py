@@ -38,6 +38,9 @@ from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi
 # command, Ray's start-up lines and a few warnings); this much of the log's
 # head holds it with room to spare, and costs one read.
 CONFIG_HEAD_BYTES = 512 * 1024
+# A one-line dict a terminal cut into rows: rows of (nearly) its width, at least this wide.
+_WRAP_WIDTH = 80
+_WRAP_SLACK = 2
 # A printed config longer than this many lines is not one (or is cut): give up on it.
 _MAX_CONFIG_LINES = 20_000
 
@@ -48,8 +51,10 @@ UNKNOWN = "?"
 # ``key=value``, ``+key=value``, ``++key=value``, ``~key`` and ``~key=value``: Hydra's override grammar.
 _OVERRIDE = re.compile(r"^(\+\+|\+|~)?([A-Za-z_][\w.\-/@]*)(?:=(.*))?$", re.DOTALL)
 # A YAML mapping line as ``OmegaConf.to_yaml`` writes it: ``key: value`` or ``key:`` (a block follows).
-_YAML_ENTRY = re.compile(r"^( *)([A-Za-z_][\w.\-/@]*):(?: (.*))?$")
+_YAML_ENTRY = re.compile(r"""^( *)([A-Za-z_][\w.\-/@]*|'[^']*'|"[^"]*"):(?: (.*))?$""")
 _YAML_ITEM = re.compile(r"^( *)- (.*)$")
+# A key of a pprint'ed dict, where it stands: ``'key': `` or ``{'key': `` (a nested dict's first).
+_PPRINT_KEY = re.compile(r"""\{?('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"): """)
 # The Hydra error that ends a failed job repeats the overrides as a Python list.
 _HYDRA_ERROR = "Error executing job with overrides: "
 # Another Ray actor's prefix inside a line: its output glued to the end of ours
@@ -125,12 +130,14 @@ def differing_keys(configs: Sequence[RunConfig | None]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class _Line:
-    """One physical line: its text without colours, its process prefix apart, its bytes."""
+    """One physical line: its text without colours, its process prefix apart, its bytes,
+    and how many columns it took (a terminal cuts lines at its width)."""
 
     prefix: str
     text: str
     offset: int
     end: int
+    columns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +161,7 @@ def _lines(data: bytes, base: int) -> Iterator[_Line]:
         match = PROCESS_PREFIX.match(text) if text.startswith(("(", "[")) else None
         prefix = match.group(0).strip() if match else ""
         own = text[match.end():] if match else text
-        yield _Line(prefix, _GLUED_PREFIX.split(own, 1)[0], base + start, base + stop + 1)
+        yield _Line(prefix, _GLUED_PREFIX.split(own, 1)[0], base + start, base + stop + 1, len(text))
         start = stop + 1
 
 
@@ -176,22 +183,31 @@ def _printed_config(lines: list[_Line]) -> _Found | None:
 
 
 def _dict_block(lines: list[_Line], first: int) -> _Found | None:
-    """The pprint'ed dict starting at ``lines[first]``, read through its closing brace
-    (lines another process printed in between are skipped), if it is a config."""
-    prefix = lines[first].prefix
-    parts: list[str] = []
-    depth = 0
-    for line in lines[first:first + _MAX_CONFIG_LINES]:
+    """The dict printed from ``lines[first]`` on, if it is a config: a pprint'ed one goes
+    on over the same process's indented lines (another process's lines in between are
+    skipped), a ``print(config)`` one is a single line that a terminal may have cut
+    into rows of its width (corpus 051); either ends where its braces close."""
+    prefix, width = lines[first].prefix, lines[first].columns
+    rows = [lines[first].text]
+    depth = _depth_after(rows[0], 0)
+    last = first
+    for index in range(first + 1, min(len(lines), first + _MAX_CONFIG_LINES)):
+        if depth <= 0:
+            break
+        line = lines[index]
         if line.prefix != prefix:
             continue
-        parts.append(line.text)
+        if line.text.startswith(" "):
+            rows.append(line.text)
+        elif _WRAP_WIDTH <= width and abs(lines[last].columns - width) <= _WRAP_SLACK:
+            rows[-1] += line.text  # the rest of a row the terminal cut at its width
+        else:
+            break  # the log again: the dict lost its closing line (see _pprint_values)
         depth = _depth_after(line.text, depth)
-        if depth <= 0:
-            value = _literal_text("\n".join(parts))
-            if not isinstance(value, dict) or not _is_config(value):
-                return None
-            return _Found(dict(_flatten(value)), lines[first].offset, line.end)
-    return None
+        last = index
+    whole = _literal_text("\n".join(rows))
+    values = dict(_flatten(whole)) if isinstance(whole, dict) else _pprint_values(rows)
+    return _Found(values, lines[first].offset, lines[last].end) if _is_config(values) else None
 
 
 def _depth_after(text: str, depth: int) -> int:
@@ -216,6 +232,73 @@ def _depth_after(text: str, depth: int) -> int:
     return depth
 
 
+def _pprint_values(texts: list[str]) -> dict[str, str]:
+    """The leaves of a pprint'ed nested dict, by dotted key, read by where each key stands.
+
+    pprint puts a nested dict's keys one per line, each at the column of its first
+    key, so a key's column says which dict it belongs to: the same reading as the
+    eye's. Unlike evaluating the whole literal, this survives a log that lost a line
+    of it (Ray interleaves its actors' output, and a line that another process's
+    bytes overwrote is gone): the keys before and after the loss are still placed
+    right. A value that spans lines (a long list, a string split in parts) is
+    gathered until its brackets close, and read as a Python literal.
+    """
+    values: dict[str, str] = {}
+    open_keys: list[tuple[int, str]] = []  # (column, key) of the keys whose dicts hold this line
+    pending: tuple[str, list[str]] | None = None  # a value that spans lines: its key, its text
+    for text in texts:
+        if pending is not None:
+            pending[1].append(text)
+            if _depth_after("\n".join(pending[1]), 0) <= 0:
+                _put(values, pending[0], "\n".join(pending[1]))
+                pending = None
+            continue
+        at, keyed = len(text) - len(text.lstrip(" ")), False
+        while (match := _PPRINT_KEY.match(text, at)) is not None:
+            column = match.start() + (1 if text[match.start()] == "{" else 0)
+            while open_keys and open_keys[-1][0] >= column:
+                open_keys.pop()
+            open_keys.append((column, _key_text(match.group(1))))
+            at, keyed = match.end(), True
+            if not (text.startswith("{", at) and _depth_after(text[at:], 0) > 0):
+                break  # a value, not a dict that goes on over the next lines
+        if not keyed:
+            continue  # the rest of a value already read, or a line damaged beyond reading
+        dotted = ".".join(key for _, key in open_keys)
+        rest = text[at:]
+        if _depth_after(rest, 0) > 0:
+            pending = (dotted, [rest])
+        else:
+            _put(values, dotted, rest)
+    if pending is not None:
+        _put(values, pending[0], "\n".join(pending[1]))
+    return values
+
+
+def _key_text(literal: str) -> str:
+    value = _literal_text(literal)
+    return value if isinstance(value, str) else literal
+
+
+def _put(values: dict[str, str], dotted: str, text: str) -> None:
+    """Record the value pprint wrote as ``text`` (``0.2,``, ``False}},``, ``['a',\n 'b']},``,
+    a dict short enough for one line) under ``dotted``: the closing braces of the dicts
+    it ends and the comma off; a dict's leaves each under its own dotted key."""
+    text = text.strip()
+    depth = _depth_after(text, 0)
+    while text and (text[-1] == "," or (depth < 0 and text[-1] in "}])")):
+        if text[-1] != ",":
+            depth += 1
+        text = text[:-1].rstrip()
+    value = _literal_text(text)
+    if isinstance(value, dict) and value:
+        values.update(_flatten(value, f"{dotted}."))
+    elif value is not None or text == "None":
+        values[dotted] = _shown(value)
+    else:
+        values[dotted] = text  # not a literal (damaged): shown as printed
+
+
 def _literal_text(text: str) -> object:
     """A Python literal's value, tolerating what ``literal_eval`` refuses: ``inf``,
     ``nan`` and other bare names become their text, calls (``np.float64(0.5)``) theirs."""
@@ -228,7 +311,8 @@ def _literal_text(text: str) -> object:
 
 def _literal(node: ast.expr) -> object:
     if isinstance(node, ast.Dict):
-        return {_key(key): _literal(value) for key, value in zip(node.keys, node.values)}
+        return {str(_literal(key)) if key is not None else "**": _literal(value)
+                for key, value in zip(node.keys, node.values)}
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return [_literal(item) for item in node.elts]
     if isinstance(node, ast.Constant):
@@ -239,18 +323,14 @@ def _literal(node: ast.expr) -> object:
     return ast.unparse(node)
 
 
-def _key(node: ast.expr | None) -> str:
-    value = _literal(node) if node is not None else "**"
-    return value if isinstance(value, str) else str(value)
-
-
-def _is_config(value: Mapping[str, object]) -> bool:
-    """A run's config, not a trainer's metrics dict (TRL prints those flat)."""
-    sections = [key for key, item in value.items() if isinstance(item, dict)]
-    return bool(sections) and (next(iter(value)) in _SECTIONS or any(k in _SECTIONS for k in sections))
+def _is_config(values: Mapping[str, str]) -> bool:
+    """A run's config, not a trainer's metrics dict (TRL prints those flat): keys
+    nested under one of the sections a trainer's config has."""
+    return any(key.split(".", 1)[0] in _SECTIONS for key in values if "." in key)
 
 
 def _flatten(value: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """A nested dict's leaves, each under its dotted key (an empty dict is a leaf: ``{}``)."""
     for key, item in value.items():
         dotted = f"{prefix}{key}"
         if isinstance(item, dict) and item:
@@ -275,49 +355,50 @@ def _shown(value: object) -> str:
 
 
 def _yaml_block(lines: list[_Line], first: int) -> _Found | None:
-    """The YAML mapping ``OmegaConf.to_yaml`` printed from ``lines[first]`` on: nested
-    ``key:`` blocks by indentation, ``key: value`` leaves, ``- item`` lists; it ends at
-    the first line that is none of these."""
+    """The YAML mapping ``OmegaConf.to_yaml`` printed from ``lines[first]`` on: ``key:``
+    opens a nested block (its keys indented under it) or a list (``- item`` lines at
+    its own indent), ``key: value`` is a leaf. It ends at the first line that is
+    neither (the blank line ``print`` adds after it)."""
     prefix = lines[first].prefix
     values: dict[str, str] = {}
     path: list[tuple[int, str]] = []  # (indent, key) of the open blocks
+    header: tuple[int, str] | None = None  # the last ``key:`` line: a block or a list
     items: list[str] = []
-    listing: str | None = None
     last = first
     for index in range(first, min(len(lines), first + _MAX_CONFIG_LINES)):
         line = lines[index]
         if line.prefix != prefix:
             continue
         item = _YAML_ITEM.match(line.text)
-        if item is not None and listing is not None:
-            items.append(_scalar(item.group(2)))
-            last = index
-            continue
         entry = _YAML_ENTRY.match(line.text)
-        if entry is None:
-            break
-        if listing is not None:
-            values[listing] = "[" + ", ".join(items) + "]"
-            listing, items = None, []
-        indent, key, rest = len(entry.group(1)), entry.group(2), entry.group(3)
-        while path and path[-1][0] >= indent:
-            path.pop()
-        dotted = ".".join([*(name for _, name in path), key])
-        if rest is None:
-            path.append((indent, key))
-            listing = dotted  # a block: nested keys or list items follow
-            items = []
+        if item is not None and header is not None and len(item.group(1)) >= header[0]:
+            items.append(_scalar(item.group(2)))
+        elif entry is not None and items and header is not None and len(entry.group(1)) > header[0]:
+            items[-1] += f", {entry.group(2)}: {_scalar(entry.group(3) or '')}"  # a dict item goes on
+        elif entry is not None:
+            if header is not None and items:
+                values[header[1]] = "[" + ", ".join(items) + "]"
+            header, items = None, []
+            indent, key, rest = len(entry.group(1)), _unquoted(entry.group(2)), entry.group(3)
+            while path and path[-1][0] >= indent:
+                path.pop()
+            dotted = ".".join([*(name for _, name in path), key])
+            if rest is None:
+                path.append((indent, key))
+                header = (indent, dotted)
+            else:
+                values[dotted] = _scalar(rest)
         else:
-            values[dotted] = _scalar(rest)
+            break
         last = index
-    if listing is not None and items:
-        values[listing] = "[" + ", ".join(items) + "]"
-    elif listing is not None and listing not in values and not any(k.startswith(listing + ".") for k in values):
-        values[listing] = "null"
-    roots = {key.split(".", 1)[0] for key in values if "." in key}
-    if not roots & _SECTIONS:
-        return None
-    return _Found(values, lines[first].offset, lines[last].end)
+    if header is not None and items:
+        values[header[1]] = "[" + ", ".join(items) + "]"
+    return _Found(values, lines[first].offset, lines[last].end) if _is_config(values) else None
+
+
+def _unquoted(key: str) -> str:
+    """A YAML key without the quotes YAML puts on words it would misread (``'n'``, ``'on'``)."""
+    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"" else key
 
 
 def _scalar(text: str) -> str:
@@ -326,7 +407,7 @@ def _scalar(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     lowered = text.lower()
-    if lowered in ("null", "none", "~"):
+    if lowered == "null":
         return "null"
     if lowered in ("true", "false"):
         return lowered
