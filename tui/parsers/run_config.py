@@ -190,7 +190,7 @@ def _dict_block(lines: list[_Line], first: int) -> _Found | None:
     prefix, width = lines[first].prefix, lines[first].columns
     rows = [lines[first].text]
     depth = _depth_after(rows[0], 0)
-    last = first
+    last, wrapped = first, False
     for index in range(first + 1, min(len(lines), first + _MAX_CONFIG_LINES)):
         if depth <= 0:
             break
@@ -201,12 +201,16 @@ def _dict_block(lines: list[_Line], first: int) -> _Found | None:
             rows.append(line.text)
         elif _WRAP_WIDTH <= width and abs(lines[last].columns - width) <= _WRAP_SLACK:
             rows[-1] += line.text  # the rest of a row the terminal cut at its width
+            wrapped = True
         else:
             break  # the log again: the dict lost its closing line (see _pprint_values)
         depth = _depth_after(line.text, depth)
         last = index
-    whole = _literal_text("\n".join(rows))
-    values = dict(_flatten(whole)) if isinstance(whole, dict) else _pprint_values(rows)
+    if len(rows) > 1 and not wrapped:
+        values = _pprint_values(rows)
+    else:
+        whole = _literal_text(rows[0] if len(rows) == 1 else "\n".join(rows))
+        values = dict(_flatten(whole)) if isinstance(whole, dict) else {}
     return _Found(values, lines[first].offset, lines[last].end) if _is_config(values) else None
 
 
