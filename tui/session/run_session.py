@@ -147,15 +147,17 @@ class RunSession:
 
     async def read_config(self) -> RunConfig | None:
         """The settings the run printed at start (``model.config``), read from the log's
-        first CONFIG_HEAD_BYTES by range, once: a log that has not printed them yet is
-        looked at again when it has grown, until it is longer than that head.
+        first CONFIG_HEAD_BYTES by range, once: a log that has not printed them yet (or
+        only its launch command) is looked at again when it has grown, until it is
+        longer than that head.
 
         A one-off read rather than a grammar in the scanner: the config is printed
         once, at the top, and the scanner's line filter stays as narrow as it is fast.
         """
-        model = self.model
-        if model.config is not None or self._config_seen >= min(model.read_to, CONFIG_HEAD_BYTES):
-            return model.config
+        model, config = self.model, self.model.config
+        if (config is not None and config.complete) or \
+                self._config_seen >= min(model.read_to, CONFIG_HEAD_BYTES):
+            return config
         try:
             head = await self.source.read_range(0, CONFIG_HEAD_BYTES)
         except SourceError:
