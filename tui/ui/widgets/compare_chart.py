@@ -22,7 +22,7 @@ from tui.ui.screens.chart import envelope
 
 RGB = tuple[int, int, int]
 # From this width on, the band lines are named in a legend box inside the chart.
-LABELLED_FROM = 70
+LABELLED_FROM = 60
 
 
 @dataclass(frozen=True)
