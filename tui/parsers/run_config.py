@@ -218,8 +218,17 @@ def _depth_after(text: str, depth: int) -> int:
     """Bracket depth after ``text``, from the depth before it. pprint writes Python
     literals, and splits a long string into literals of one line each, so a quote
     never stays open across lines."""
+    after = depth
+    for _, _, after in _structure(text, depth):  # noqa: B007 - the last one is the answer
+        pass
+    return after
+
+
+def _structure(text: str, depth: int = 0) -> Iterator[tuple[int, str, int]]:
+    """Each bracket and comma of ``text`` outside its string literals (quoted with ' or ",
+    backslash escapes): where it is, what it is, and the bracket depth after it."""
     quote, escaped = "", False
-    for char in text:
+    for index, char in enumerate(text):
         if quote:
             if escaped:
                 escaped = False
@@ -229,11 +238,10 @@ def _depth_after(text: str, depth: int) -> int:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in "{[(":
-            depth += 1
-        elif char in "}])":
-            depth -= 1
-    return depth
+        elif char in "{[(,}])":
+            if char != ",":
+                depth += 1 if char in "{[(" else -1
+            yield index, char, depth
 
 
 def _pprint_values(texts: list[str]) -> dict[str, str]:
@@ -431,17 +439,9 @@ def _scalar(text: str) -> str:
 
 def _split_top(text: str) -> list[str]:
     """``text`` split at the commas outside brackets and quotes."""
-    parts, depth, quote, start = [], 0, "", 0
-    for index, char in enumerate(text):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "[{(":
-            depth += 1
-        elif char in "]})":
-            depth -= 1
-        elif char == "," and depth == 0:
+    parts, start = [], 0
+    for index, char, depth in _structure(text):
+        if char == "," and depth == 0:
             parts.append(text[start:index])
             start = index + 1
     parts.append(text[start:])

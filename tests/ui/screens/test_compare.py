@@ -9,13 +9,10 @@ runs, following the three logs.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from textual.widgets import DataTable, TabbedContent
 
 from tests.corpus import verl_log
-from tests.support import dashboard_on, text_of, wait_for
+from tests.support import dashboard_on, match_snapshot, text_of, wait_for
 from tui.session.run_session import RunSession
 from tui.sources.local_file import LocalFile
 from tui.ui.compare_app import CompareApp
@@ -25,7 +22,6 @@ from tui.ui.widgets.compare_chart import CompareChart
 from tui.ui.widgets.compare_legend import CompareLegend
 from tui.ui.widgets.compare_tables import CompareNumbers, ConfigDiff
 
-SNAPSHOTS = Path(__file__).parent.parent / "snapshots"
 RUNS = {"gpg/fsdp": "034", "gpg/megatron": "035", "ppo/gemma2": "030"}
 
 
@@ -49,6 +45,14 @@ async def settled(pilot, app) -> CompareScreen:
                    and all(s.model.config is not None for s in screen.sessions), "the three runs read",
                    timeout=30)
     await pilot.pause(1.5)  # the screen redraws at most once a second
+    return screen
+
+
+async def on_tab(pilot, key: str, tab: str) -> CompareScreen:
+    """The compare screen of ``rlwatch compare`` on the three runs, settled, on ``tab``."""
+    screen = await settled(pilot, pilot.app)
+    await pilot.press(key)
+    await wait_for(pilot, lambda: screen.query_one(TabbedContent).active == tab, f"the {tab} tab")
     return screen
 
 
@@ -86,9 +90,7 @@ async def test_the_charts_draw_one_line_per_run_aligned_by_step_with_the_rules_b
 async def test_the_numbers_side_by_side_with_the_best_run_marked():
     app = CompareApp(await connected(sessions()))
     async with app.run_test(size=(200, 50)) as pilot:
-        screen = await settled(pilot, app)
-        await pilot.press("2")
-        await wait_for(pilot, lambda: screen.query_one(TabbedContent).active == "numbers", "the numbers")
+        screen = await on_tab(pilot, "2", "numbers")
         table = rows(screen.query_one(CompareNumbers))
     labels = [row[0].strip() for row in table]
     at = labels.index("train reward last")
@@ -105,9 +107,7 @@ async def test_the_numbers_side_by_side_with_the_best_run_marked():
 async def test_the_settings_that_differ_set_by_hand_first():
     app = CompareApp(await connected(sessions()))
     async with app.run_test(size=(200, 50)) as pilot:
-        screen = await settled(pilot, app)
-        await pilot.press("3")
-        await wait_for(pilot, lambda: screen.query_one(TabbedContent).active == "settings", "the settings")
+        screen = await on_tab(pilot, "3", "settings")
         diff = screen.query_one(ConfigDiff)
         table = rows(diff)
         keys = [key.value for key in diff.rows]
@@ -174,16 +174,7 @@ async def snapshot(size: tuple[int, int], name: str) -> None:
     async with app.run_test(size=size) as pilot:
         await settled(pilot, app)
         svg = app.export_screenshot(title="rlwatch compare")
-    expected, fresh = SNAPSHOTS / f"{name}.svg", SNAPSHOTS / f"{name}.new.svg"
-    if os.environ.get("RLWATCH_UPDATE_SNAPSHOTS") or not expected.exists():
-        expected.write_text(svg, encoding="utf-8")
-        fresh.unlink(missing_ok=True)
-        return
-    if svg != expected.read_text(encoding="utf-8"):
-        fresh.write_text(svg, encoding="utf-8")
-        raise AssertionError(f"{name} changed: compare {fresh} with {expected} "
-                             "(RLWATCH_UPDATE_SNAPSHOTS=1 accepts the new one)")
-    fresh.unlink(missing_ok=True)
+    match_snapshot(name, svg)
 
 
 async def test_snapshot_80x24():
