@@ -187,3 +187,11 @@ def test_a_deeply_nested_or_unclosed_dict_is_read_as_far_as_it_goes():
     assert parse_run_config(b"{'trainer': {'a': " + b"[" * 3000 + b"\n") is None  # one cut line
     cut = parse_run_config(b"{'trainer': {'a': 1,\n             'b': " + b"[" * 3000 + b"\n")
     assert cut is not None and cut.values == {"trainer.a": "1", "trainer.b": "[" * 3000}
+
+
+def test_a_garbled_string_literal_warns_nobody(recwarn):
+    """A backslash that is no Python escape (a terminal sequence's ``ESC \\``) would make
+    Python warn on stderr, under the screen; the config is read without a word."""
+    config = parse_run_config(b"{'trainer': {'experiment_name': 'a\\x1b\\\\q \\d'}}\n")
+    assert config is not None and config.values["trainer.experiment_name"] == "a\x1b\\q \\d"
+    assert not recwarn.list

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -315,7 +316,9 @@ def _literal_text(text: str) -> object:
     """A Python literal's value, tolerating what ``literal_eval`` refuses: ``inf``,
     ``nan`` and other bare names become their text, calls (``np.float64(0.5)``) theirs."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():  # "invalid escape sequence" in a garbled line: no stderr
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     return _literal(tree.body)

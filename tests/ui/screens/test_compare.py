@@ -12,7 +12,8 @@ from __future__ import annotations
 from textual.widgets import DataTable, TabbedContent
 
 from tests.corpus import verl_log
-from tests.support import dashboard_on, match_snapshot, text_of, wait_for
+from tests.hostile import ALL, MARKUP, TITLE0, TITLE0_SHOWN, controls_in
+from tests.support import dashboard_on, match_snapshot, step_lines, text_of, wait_for
 from tui.session.run_session import RunSession
 from tui.sources.local_file import LocalFile
 from tui.ui.compare_app import CompareApp
@@ -183,3 +184,29 @@ async def test_snapshot_80x24():
 
 async def test_snapshot_200x50():
     await snapshot((200, 50), "compare_200x50")
+
+
+async def test_hostile_names_and_settings_are_shown_inert(tmp_path):
+    """Log text drives nothing: a run named with terminal sequences, settings carrying them."""
+    runs = []
+    for index in range(2):
+        log = tmp_path / f"run{index}.log"
+        config = {"trainer": {"experiment_name": f"exp{index}{ALL}"}, "data": {"train_batch_size": index}}
+        log.write_bytes(f"{config!r}\n".encode() + b"".join(step_lines(3)))
+        runs.append(RunSession(LocalFile(log), label=f"run{index}{TITLE0}", watch_accelerators=False))
+    app = CompareApp(await connected(runs))
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: all(s.model.config for s in runs), "the settings read")
+        await pilot.pause(1.5)
+        legend = text_of(app.screen.query_one(CompareLegend))
+        await pilot.press("3")
+        await pilot.pause(0.5)
+        diff = app.screen.query_one(ConfigDiff)
+        cells = [str(cell) for index in range(diff.row_count) for cell in diff.get_row_at(index)]
+    assert TITLE0_SHOWN in legend and not controls_in(legend)
+    assert "trainer.experiment_name" in [key.value for key in diff.rows]
+    assert not controls_in("".join(cells))
+    at = cells.index("trainer.experiment_name")
+    # Long values keep their start and their end: where runs differ, and the markup as text.
+    assert [cell[:12] for cell in cells[at + 1:at + 3]] == [f"exp{index}{TITLE0_SHOWN}"[:12] for index in range(2)]
+    assert all(cell.endswith(MARKUP[-8:]) for cell in cells[at + 1:at + 3])

@@ -264,7 +264,7 @@ class CompareScreen(Screen[None]):
             chart.display = chart.concept in on_page
         for concept in shown:
             series = [session.model.series_for(concept)[0] for session in self.sessions]
-            numbers.append((concept, [None if s is None else run_numbers(s.values, concept) for s in series]))
+            numbers.append((concept, [None if s is None else run_numbers(s, concept) for s in series]))
             if concept in on_page:
                 lines = [ChartLine(name, found, colour.rgb, marker)
                          for name, found, (colour, marker, _) in zip(self.names, series, colours)]

@@ -19,6 +19,7 @@ from tui.model.comparison import BETTER, RunNumbers, best_run
 from tui.parsers.run_config import ABSENT, UNKNOWN, RunConfig, differing_keys
 from tui.parsers.text import safe_text
 from tui.ui.format import format_number
+from tui.ui.widgets.compare_legend import elide_middle
 
 # The numbers of each metric, one row each, in this order.
 STATS = (("last", "last"), ("best", "best"), ("mean", "mean"))
@@ -103,12 +104,13 @@ class ConfigDiff(DataTable[Text]):
         for index, head in enumerate(heads):
             self.add_column(head, key=f"run-{index}", width=value_width)
         for key in self.differing:
-            # A long dotted name keeps its end: the setting itself, not the section it is in.
+            # A long dotted name keeps its end: the setting itself, not the section it is in;
+            # a long value its start and end (two data paths differ at either).
             label = Text(_tail(safe_text(key), key_width), style="bold" if key in set_by_hand else "")
             cells = [label]
             for config in configs:
                 value = UNKNOWN if config is None else config.shown(key)
-                cells.append(Text(_tail(safe_text(value), value_width),
+                cells.append(Text(elide_middle(safe_text(value), value_width),
                                   style="dim" if value in (ABSENT, UNKNOWN) else ""))
             self.add_row(*cells, key=key)
 
