@@ -19,6 +19,7 @@ from tui.sources.local_file import LocalFile
 from tui.ui.compare_app import CompareApp
 from tui.ui.messages import CompareRuns
 from tui.ui.screens.compare import CompareScreen
+from tui.ui.screens.help import HelpScreen
 from tui.ui.widgets.compare_chart import CompareChart
 from tui.ui.widgets.compare_legend import CompareLegend
 from tui.ui.widgets.compare_tables import CompareNumbers, ConfigDiff
@@ -152,6 +153,11 @@ async def test_charts_that_do_not_fit_come_a_page_at_a_time():
         assert shown() == ["val"]
         await pilot.press("left_square_bracket", "left_square_bracket")
         assert shown() == ["memory"]  # round to the last
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the keys of the screen")
+        assert "aligned by step" in " ".join(text_of(w) for w in app.screen.query("*"))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, "the compare screen again")
 
 
 async def test_the_dashboard_app_opens_the_screen_on_a_compare_runs_message():

@@ -35,6 +35,7 @@ from tui.rules.engine import first_key
 from tui.session.run_session import RunChanged, RunSession
 from tui.ui.messages import RunUpdated
 from tui.ui.run_line import run_name
+from tui.ui.screens.help import HelpScreen
 from tui.ui.widgets.compare_chart import ChartLine, CompareChart
 from tui.ui.widgets.compare_legend import CompareLegend
 from tui.ui.widgets.compare_tables import CompareNumbers, ConfigDiff
@@ -103,6 +104,8 @@ class CompareScreen(Screen[None]):
                 tooltip="smooth more (EMA weight up to 0.99)"),
         Binding("minus", "weight(-1)", "Less smooth", key_display="-", show=False,
                 tooltip="smooth less (EMA weight down to 0)"),
+        # Its own, so ``rlwatch compare`` (whose app has no help of its own) has it too.
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="show the keys of this screen"),
     ]
     GUIDE = (
         "One line per run, aligned by step, in the legend's colour and sign; the tables "
@@ -185,6 +188,10 @@ class CompareScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss()
+
+    def action_help(self) -> None:
+        bindings = [active.binding for active in self.active_bindings.values()]
+        self.app.push_screen(HelpScreen(bindings, self.GUIDE))
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
