@@ -125,6 +125,22 @@ async def test_the_settings_that_differ_set_by_hand_first():
     assert by_key["actor_rollout_ref.actor.megatron.seed"] == ["—", "42", "—"]
 
 
+async def test_enter_on_a_setting_shows_its_whole_value_in_each_run():
+    app = CompareApp(await connected(sessions()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await on_tab(pilot, "3", "settings")
+        diff = screen.query_one(ConfigDiff)
+        diff.focus()
+        diff.move_cursor(row=diff.differing.index("actor_rollout_ref.model.path"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app._notifications, "the setting's values")
+        shown = list(app._notifications)[-1].message
+    fsdp = screen.sessions[0].model.config.values["actor_rollout_ref.model.path"]
+    assert len(fsdp) > 40 and shown.splitlines() == [
+        "actor_rollout_ref.model.path", f"A  {fsdp}", "B  /workspace/verl/Qwen/Qwen2-7B-Instruct",
+        "C  sft_model_path/global_step_58"]
+
+
 async def test_smoothing_keys_change_the_weight_and_the_curve():
     app = CompareApp(await connected(sessions()))
     async with app.run_test(size=(120, 40)) as pilot:

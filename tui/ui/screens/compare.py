@@ -31,6 +31,7 @@ from tui.model.aliases import DASHBOARD_CONCEPTS, Concept
 from tui.model.comparison import RunNumbers, run_numbers
 from tui.model.smoothing import MAX_WEIGHT, clamp_weight
 from tui.parsers.run_config import ABSENT, UNKNOWN
+from tui.parsers.text import safe_text
 from tui.rules.engine import first_key
 from tui.session.run_session import RunChanged, RunSession
 from tui.ui.messages import RunUpdated
@@ -115,7 +116,7 @@ class CompareScreen(Screen[None]):
         "reward or validation score and the lowest s/step (▲/▼ marks the best run); the "
         "other metrics are healthy in a band, so they have none. Settings: what the runs "
         "printed at start; bold: set on a launch command; — the run has no such setting; "
-        "? only its command line was found."
+        "? only its command line was found; enter shows a setting's whole value in each run."
     )
     DEFAULT_CSS = """
     CompareScreen TabbedContent, CompareScreen ContentSwitcher { height: 1fr; }
@@ -183,6 +184,17 @@ class CompareScreen(Screen[None]):
         for session in self.sessions:
             await session.read_config()
         self._show_config()
+
+    def on_data_table_row_selected(self, event: ConfigDiff.RowSelected) -> None:
+        """``enter`` on a setting: its whole value in each run (the table cuts long ones)."""
+        if event.data_table is not self.query_one(ConfigDiff) or event.row_key.value is None:
+            return
+        key = event.row_key.value
+        lines = [safe_text(key)]
+        for letter, session in zip(self.letters, self.sessions):
+            config = session.model.config
+            lines.append(f"{letter}  {safe_text(config.shown(key) if config else UNKNOWN)}")
+        self.notify("\n".join(lines), title="setting", timeout=20, markup=False)
 
     # -- keys -------------------------------------------------------------------
 
