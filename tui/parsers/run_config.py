@@ -62,7 +62,7 @@ _HYDRA_ERROR = "Error executing job with overrides: "
 # (``'experiment_name': 'gemma2b',(WorkerDict pid=65860) Flash Attention …``).
 _GLUED_PREFIX = re.compile(r"\((?:[\w.:-]+ ){0,3}pid=\d+(?:, ip=[^)]*)?\)")
 # The sections of a verl (and most Hydra trainers') config: a printed dict or YAML
-# block is the run's config only if its first key is one of these, or it holds sections.
+# block is the run's config only if it nests keys under one of these.
 _SECTIONS = frozenset({"actor_rollout_ref", "algorithm", "critic", "data", "reward_model",
                        "trainer", "model", "worker", "custom_reward_function", "ray_init",
                        "ray_kwargs", "fault", "optim", "rollout"})
@@ -170,20 +170,26 @@ def _lines(data: bytes, base: int) -> Iterator[_Line]:
 
 
 def _printed_config(lines: list[_Line]) -> _Found | None:
-    """The first printed dict or YAML block that is a run's config."""
-    for index, line in enumerate(lines):
-        if line.text.startswith("{'"):
-            found = _dict_block(lines, index)
-        elif _YAML_ENTRY.match(line.text) and not line.text.startswith(" "):
-            found = _yaml_block(lines, index)
+    """The first printed dict or YAML block that is a run's config. A block that is not
+    one is stepped over whole: a chatty library's ``INFO: …`` lines look like YAML, and
+    trying each of them again as a block's start would cost the square of their count."""
+    index = 0
+    while index < len(lines):
+        text = lines[index].text
+        if text.startswith("{'"):
+            found, last = _dict_block(lines, index)
+        elif _YAML_ENTRY.match(text) and not text.startswith(" "):
+            found, last = _yaml_block(lines, index)
         else:
+            index += 1
             continue
         if found is not None:
             return found
+        index = last + 1
     return None
 
 
-def _dict_block(lines: list[_Line], first: int) -> _Found | None:
+def _dict_block(lines: list[_Line], first: int) -> tuple[_Found | None, int]:
     """The dict printed from ``lines[first]`` on, if it is a config: a pprint'ed one goes
     on over the same process's indented lines (another process's lines in between are
     skipped), a ``print(config)`` one is a single line that a terminal may have cut
@@ -212,7 +218,7 @@ def _dict_block(lines: list[_Line], first: int) -> _Found | None:
     else:
         whole = _literal_text(rows[0] if len(rows) == 1 else "\n".join(rows))
         values = dict(_flatten(whole)) if isinstance(whole, dict) else {}
-    return _Found(values, lines[first].offset, lines[last].end) if _is_config(values) else None
+    return _Found(values, lines[first].offset, lines[last].end) if _is_config(values) else None, last
 
 
 def _depth_after(text: str, depth: int) -> int:
@@ -258,13 +264,18 @@ def _pprint_values(texts: list[str]) -> dict[str, str]:
     """
     values: dict[str, str] = {}
     open_keys: list[tuple[int, str]] = []  # (column, key) of the keys whose dicts hold this line
-    pending: tuple[str, list[str]] | None = None  # a value that spans lines: its key, its text
+    # A value that spans lines: its key, its lines so far, and its bracket depth after them.
+    pending: tuple[str, list[str], int] | None = None
     for text in texts:
         if pending is not None:
-            pending[1].append(text)
-            if _depth_after("\n".join(pending[1]), 0) <= 0:
-                _put(values, pending[0], "\n".join(pending[1]))
+            key, parts, depth = pending
+            parts.append(text)
+            depth = _depth_after(text, depth)
+            if depth <= 0:
+                _put(values, key, "\n".join(parts))
                 pending = None
+            else:
+                pending = (key, parts, depth)
             continue
         at, keyed = len(text) - len(text.lstrip(" ")), False
         while (match := _PPRINT_KEY.match(text, at)) is not None:
@@ -279,8 +290,9 @@ def _pprint_values(texts: list[str]) -> dict[str, str]:
             continue  # the rest of a value already read, or a line damaged beyond reading
         dotted = ".".join(key for _, key in open_keys)
         rest = text[at:]
-        if _depth_after(rest, 0) > 0:
-            pending = (dotted, [rest])
+        depth = _depth_after(rest, 0)
+        if depth > 0:
+            pending = (dotted, [rest], depth)
         else:
             _put(values, dotted, rest)
     if pending is not None:
@@ -369,7 +381,7 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-def _yaml_block(lines: list[_Line], first: int) -> _Found | None:
+def _yaml_block(lines: list[_Line], first: int) -> tuple[_Found | None, int]:
     """The YAML mapping ``OmegaConf.to_yaml`` printed from ``lines[first]`` on: ``key:``
     opens a nested block (its keys indented under it) or a list (``- item`` lines at
     its own indent), ``key: value`` is a leaf. It ends at the first line that is
@@ -408,7 +420,7 @@ def _yaml_block(lines: list[_Line], first: int) -> _Found | None:
         last = index
     if header is not None and items:
         values[header[1]] = "[" + ", ".join(items) + "]"
-    return _Found(values, lines[first].offset, lines[last].end) if _is_config(values) else None
+    return _Found(values, lines[first].offset, lines[last].end) if _is_config(values) else None, last
 
 
 def _unquoted(key: str) -> str:
