@@ -188,6 +188,10 @@ async def test_the_dashboard_app_opens_the_screen_on_a_compare_runs_message():
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen")
         screen = await settled(pilot, app)
         assert screen.names == ["gpg/fsdp", "gpg/megatron", "ppo/gemma2"]
+        styles = [style for _, _, style, _ in screen.query_one(CompareLegend).entries]
+        await pilot.press("t")  # the next theme: the runs' colours are the theme's
+        await wait_for(pilot, lambda: [style for _, _, style, _ in screen.query_one(CompareLegend).entries]
+                       != styles, "the runs in the new theme's colours")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.dashboard, "the dashboard again")
 

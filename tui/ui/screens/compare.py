@@ -160,23 +160,29 @@ class CompareScreen(Screen[None]):
         self._show_config()
         self.run_worker(self._read_configs(), group="compare-config", exclusive=True)
         self.call_after_refresh(self._draw)
+        # The runs' colours are the theme's: a new theme redraws the lines, legend and heads.
+        self.app.theme_changed_signal.subscribe(self, lambda _: self.on_resize())
 
     def _run_changed(self, change: RunChanged) -> None:
         self._dirty = self._dirty or change.model
 
     def _refresh_if_changed(self) -> None:
+        """Redraw at most once a second, and only after a run changed: a backfill changes
+        the runs hundreds of times a second, and the numbers table is rebuilt on each draw."""
         if self._dirty:
             self._draw()
-            if any(session.model.config is None for session in self.sessions):
+            if any(session.model.config is None or not session.model.config.complete
+                   for session in self.sessions):
                 self.run_worker(self._read_configs(), group="compare-config", exclusive=True)
 
     def on_run_updated(self, _: RunUpdated) -> None:
+        """The dashboard's app redrew its run (this screen over it): draw on the next tick."""
         self._dirty = True
-        self._refresh_if_changed()
 
     def on_resize(self) -> None:
+        """Lay the charts out again and draw them; the settings' columns share the width."""
         self.call_after_refresh(self._draw)
-        self.call_after_refresh(self._show_config)  # its columns share the new width
+        self.call_after_refresh(self._show_config)
 
     async def _read_configs(self) -> None:
         """Each run's settings, read once from its log's head (a run that has not printed
