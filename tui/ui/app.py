@@ -299,6 +299,9 @@ class RlwatchApp(App[None]):
 
     def on_compare_runs(self, message: CompareRuns) -> None:
         """Several runs side by side (the fleet view's marked rows)."""
+        if len(message.sessions) < 2:
+            self.notify("Mark two or more runs to compare them.", severity="warning")
+            return
         from tui.ui.screens.compare import CompareScreen
 
         self.push_screen(CompareScreen(message.sessions))

@@ -184,6 +184,9 @@ async def test_the_dashboard_app_opens_the_screen_on_a_compare_runs_message():
     async with app.run_test(size=(120, 40)) as pilot:
         for session in others:
             app.run_worker(session.follow())  # what the fleet view does with its sessions
+        app.post_message(CompareRuns([app.session]))  # one run: nothing to compare
+        await wait_for(pilot, lambda: app._notifications, "a word on why nothing opened")
+        assert app.screen is app.dashboard
         app.post_message(CompareRuns([app.session, *others]))
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen")
         screen = await settled(pilot, app)
