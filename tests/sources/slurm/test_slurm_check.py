@@ -1,0 +1,109 @@
+"""``rlwatch check slurm://login/JOBID`` against a real Slurm, through a real sshd: the job's
+output file is the log, its state the scheduler's word in the verdict (a failed, cancelled
+or timed-out job is a crashed run, the ``job-failed`` finding saying how), and where the
+controller has forgotten a job and accounting is off, the message says what is left."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.sources.slurm.conftest import TRACEBACK, prints_steps
+from tests.support import rlwatch_as
+
+
+def check(world, job_id: str):
+    return rlwatch_as(world.home, "check", f"slurm://localhost/{job_id}", "--json")
+
+
+def printed_steps(output: Path) -> int:
+    return sum(line.startswith("step:") for line in output.read_text().splitlines())
+
+
+def job_failed(result: dict) -> dict:
+    (finding,) = [f for f in result["findings"] if f["rule"] == "job-failed"]
+    return finding
+
+
+def test_a_completed_job_is_a_finished_run_read_from_its_output_file(slurm_world):
+    cluster = slurm_world.cluster
+    job = cluster.submit("done", prints_steps(4))
+    cluster.wait_for(job, "COMPLETED")
+    done = check(slurm_world, job)
+    assert done.stdout, done.stderr
+    result = json.loads(done.stdout)
+    assert result["run"]["state"] == "finished"
+    assert result["run"]["last_step"] == 3
+    assert result["run"]["log"] == f"localhost:{cluster.output('done', job)}"
+    assert not [f for f in result["findings"] if f["rule"] == "job-failed"]
+    assert f"Slurm job {job} on localhost COMPLETED on localhost" in done.stderr
+
+
+def test_a_failed_job_is_crashed_with_slurms_reason_and_exit_code(slurm_world):
+    cluster = slurm_world.cluster
+    job = cluster.submit("fails", prints_steps(3, f"cat <<'EOF'\n{TRACEBACK}EOF\nexit 1\n"))
+    cluster.wait_for(job, "FAILED")
+    done = check(slurm_world, job)
+    result = json.loads(done.stdout)
+    assert done.returncode == 2, done.stderr
+    assert result["run"]["state"] == "crashed"
+    assert result["run"]["last_step"] == 2
+    finding = job_failed(result)
+    assert finding["severity"] == "critical"
+    assert finding["exception"] == f"Slurm job {job} FAILED: NonZeroExitCode, exit code 1"
+
+
+def test_a_cancelled_job_is_crashed_and_says_it_was_cancelled(slurm_world):
+    cluster = slurm_world.cluster
+    job = cluster.submit("cancelled", prints_steps(3, "sleep 600\n"))
+    cluster.wait_for(job, "RUNNING")
+    cluster.wait_until(lambda: printed_steps(cluster.output("cancelled", job)) == 3,
+                       "the job's step lines")
+    running = json.loads(check(slurm_world, job).stdout)
+    assert running["run"]["state"] not in ("crashed", "finished")
+    assert not [f for f in running["findings"] if f["rule"] == "job-failed"]
+    cluster.run("scancel", job)
+    cluster.wait_for(job, "CANCELLED")
+    result = json.loads(check(slurm_world, job).stdout)
+    assert result["run"]["state"] == "crashed"
+    assert result["run"]["last_step"] == 2
+    assert job_failed(result)["exception"].startswith(f"Slurm job {job} CANCELLED")
+
+
+def test_a_job_past_its_time_limit_is_crashed_with_timeout(slurm_world):
+    cluster, job = slurm_world.cluster, slurm_world.timeout_job
+    cluster.wait_for(job, "TIMEOUT", timeout=150)  # a 1-minute limit, checked every 30 s or so
+    result = json.loads(check(slurm_world, job).stdout)
+    assert result["run"]["state"] == "crashed"
+    assert result["run"]["last_step"] == 2
+    assert job_failed(result)["exception"] == f"Slurm job {job} TIMEOUT: TimeLimit, signal 15"
+
+
+def test_a_job_slurm_no_longer_knows_without_accounting_names_what_is_left(slurm_world):
+    # The controller forgets a job MinJobAge after it ends; an id it never had reads the same.
+    done = check(slurm_world, "999999")
+    assert done.returncode == 3
+    assert done.stdout == ""
+    message = done.stderr.strip()
+    assert "the controller does not know it" in message
+    assert "accounting is off there (sacct: Slurm accounting storage is disabled)" in message
+    assert "slurm-999999.out" in message
+    assert "Traceback" not in message
+
+
+def test_the_login_node_alone_lists_the_users_jobs(slurm_world):
+    cluster = slurm_world.cluster
+    job = cluster.submit("listed", prints_steps(1, "sleep 600\n"))
+    try:
+        cluster.wait_for(job, "RUNNING")
+        done = rlwatch_as(slurm_world.home, "check", "slurm://localhost")
+        assert done.returncode == 3
+        assert f"slurm://localhost/{job}  RUNNING on localhost  listed" in done.stderr
+    finally:
+        cluster.run("scancel", job)
+
+
+def test_a_job_id_that_is_not_one_is_refused_before_connecting(slurm_world):
+    done = rlwatch_as(slurm_world.home, "check", "slurm://localhost/12;reboot")
+    assert done.returncode == 3
+    assert "is not a Slurm job id" in done.stderr
