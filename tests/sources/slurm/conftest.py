@@ -37,8 +37,8 @@ def prints_steps(count: int, then: str = "") -> str:
 
 @dataclass
 class SlurmWorld:
-    """The cluster, the login node's sshd (``localhost`` in the client home, which is also
-    the cluster's one node) and the job that runs into its time limit, submitted first so
+    """The cluster, the login node's sshd (``login`` in the client home; the cluster's one
+    node, ``localhost``, is the same sshd) and the job that runs into its time limit, submitted first so
     it is over by the time its test looks."""
 
     cluster: SlurmCluster
@@ -57,7 +57,8 @@ def slurm_world(tmp_path_factory):
         home = ClientHome(root / "home")
         # The login node: scontrol there finds this cluster as /etc/slurm/slurm.conf would.
         login = Sshd(root / "login", [home.public_key], env={"SLURM_CONF": str(cluster.conf)}).start()
-        home.add_host("localhost", login.port)
+        home.add_host("login", login.port)
+        home.add_host("localhost", login.port)  # the node, reached through the login node
         home.trust(login.known_hosts_line())
         yield SlurmWorld(cluster, home, login, timeout_job)
         login.stop()

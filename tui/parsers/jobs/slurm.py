@@ -137,12 +137,14 @@ def expand_hostlist(text: str) -> tuple[str, ...]:
     gpu01 gpu02 gpu03 gpu07.
 
     The grammar is Slurm's (hostlist.c; ``scontrol show hostnames``): names are separated
-    by commas or white space outside brackets; a name is literal text and bracketed
-    range lists (``[1-3,7]``), several brackets giving every combination
-    (``a[1-2]b[1-2]`` → a1b1 a1b2 a2b1 a2b2); a range keeps the zero padding of its
-    lower bound (``node[001-3]`` → node001 … node003). ``(null)`` and empty mean no
-    node. SlurmAnswerError for unbalanced brackets, a reversed range, or more than
-    ``MAX_HOSTS`` names."""
+    by commas or white space outside brackets; a name is literal text, or text and
+    bracketed range lists (``[1-3,7]``) ending with a bracket, several brackets giving
+    every combination (``a[1-2]b[1-2]`` → a1b1 a1b2 a2b1 a2b2); a range keeps the zero
+    padding of its lower bound (``node[001-3]`` → node001 … node003). ``(null)`` and
+    empty mean no node. SlurmAnswerError for what Slurm refuses too (unbalanced
+    brackets, a reversed range, text after the last bracket) and for more than
+    ``MAX_HOSTS`` names; ``tests/sources/slurm`` compares this with
+    ``scontrol show hostnames``."""
     text = text.strip()
     if text in ("", "(null)", "None"):
         return ()
@@ -184,6 +186,8 @@ def _expand_name(name: str) -> list[str]:
             pieces.append([literal])
         if ranges:
             pieces.append(_expand_ranges(ranges, name))
+    if "[" in name and not name.endswith("]"):  # Slurm reads no text after the last bracket
+        raise SlurmAnswerError(f"text after the last bracket of host list {name[:80]!r}")
     return ["".join(combination) for combination in itertools.product(*pieces)]
 
 
