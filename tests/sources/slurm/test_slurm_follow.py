@@ -11,7 +11,7 @@ import asyncio
 import json
 
 from tests.sources.slurm.conftest import prints_steps
-from tests.support import rlwatch_as, until
+from tests.support import dashboard_on, header_text, rlwatch_as, until, wait_for
 from tui.parsers.records import JobOutcome
 from tui.session.run_session import RunSession
 from tui.sources.slurm.job_log import SlurmJobLog
@@ -56,6 +56,25 @@ def test_a_queued_job_is_followed_from_pending_to_its_steps_nodes_and_end(slurm_
             await session.close()
 
     asyncio.run(follow())
+
+
+async def test_the_dashboard_on_a_failed_job_says_so_in_its_header(slurm_world, monkeypatch):
+    monkeypatch.setenv("HOME", str(slurm_world.home.path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    cluster = slurm_world.cluster
+    job = cluster.submit("shown", prints_steps(3, "exit 3\n"))
+    await asyncio.to_thread(cluster.wait_for, job, "FAILED")
+    source = SlurmJobLog(parse_slurm_target(f"slurm://login/{job}"))
+    app = dashboard_on(source)
+    app.sessions[0].note = await app.sessions[0].connect()  # as `rlwatch TARGET` connects first
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_for(pilot, lambda: f"Slurm job {job} FAILED" in header_text(app),
+                           "the job's state in the verdict", timeout=30)
+            assert "step 2" in header_text(app)
+            assert f"login:{cluster.output('shown', job)}" in header_text(app)
+    finally:
+        await source.close()
 
 
 def test_a_job_past_its_time_limit_is_crashed_with_timeout(slurm_world):
