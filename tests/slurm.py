@@ -7,12 +7,13 @@ munge key and socket, state and spool directories, on free ports of
 written. One node, ``localhost``, with 2 CPUs; accounting is off
 (``accounting_storage/none``, no slurmdbd), as on many small clusters, so
 ``sacct`` says so and rlwatch's fallback is exercised for real. The daemons
-run as root (as Debian's units run them); ``stop`` cancels every job and ends
-the three daemons.
+run as the user running the tests (root in CI, as Debian's units run them);
+``stop`` cancels every job and ends the three daemons.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
 import subprocess
@@ -81,8 +82,9 @@ class SlurmCluster:
             "SlurmctldHost=localhost(127.0.0.1)",
             f"SlurmctldPort={free_port()}",
             f"SlurmdPort={free_port()}",
-            "SlurmUser=root",
-            "SlurmdUser=root",
+            # Whoever runs the tests runs the daemons (root in CI, as Debian's units do).
+            f"SlurmUser={getpass.getuser()}",
+            f"SlurmdUser={getpass.getuser()}",
             "AuthType=auth/munge",
             "CredType=cred/munge",
             f"AuthInfo=socket={self.socket}",
