@@ -71,6 +71,19 @@ def test_a_cancelled_job_is_crashed_and_says_it_was_cancelled(slurm_world):
     assert job_failed(result)["exception"].startswith(f"Slurm job {job} CANCELLED")
 
 
+def test_a_queued_job_is_pending_not_unreadable(slurm_world):
+    cluster = slurm_world.cluster
+    job = cluster.submit("held", prints_steps(1), "--hold")
+    try:
+        done = check(slurm_world, job)
+        result = json.loads(done.stdout)
+        assert done.returncode == 0, done.stderr
+        assert (result["run"]["state"], result["run"]["steps"]) == ("pending", 0)
+        assert f"Slurm job {job} on login is PENDING (JobHeldUser)" in done.stderr
+    finally:
+        cluster.run("scancel", job)
+
+
 def test_a_job_slurm_no_longer_knows_without_accounting_names_what_is_left(slurm_world):
     # The controller forgets a job MinJobAge after it ends; an id it never had reads the same.
     done = check(slurm_world, "999999")
