@@ -37,7 +37,7 @@ def test_a_completed_job_is_a_finished_run_read_from_its_output_file(slurm_world
     assert result["run"]["last_step"] == 3
     assert result["run"]["log"] == f"login:{cluster.output('done', job)}"
     assert not [f for f in result["findings"] if f["rule"] == "job-failed"]
-    assert f"Slurm job {job} on login COMPLETED on localhost" in done.stderr
+    assert f"Slurm job {job} on login COMPLETED (ran on localhost)" in done.stderr
 
 
 def test_a_failed_job_is_crashed_with_slurms_reason_and_exit_code(slurm_world):
@@ -101,9 +101,12 @@ def test_the_login_node_alone_lists_the_users_jobs(slurm_world):
     job = cluster.submit("listed", prints_steps(1, "sleep 600\n"))
     try:
         cluster.wait_for(job, "RUNNING")
+        # A job's name is its user's text: shown, never obeyed by the terminal.
+        cluster.run("scontrol", "update", f"JobId={job}", "JobName=listed\x1b]0;pwned\x07")
         done = rlwatch_as(slurm_world.home, "check", "slurm://login")
         assert done.returncode == 3
-        assert f"slurm://login/{job}  RUNNING on localhost  listed" in done.stderr
+        assert f"slurm://login/{job}  RUNNING on localhost  listed␛]0;pwned␇" in done.stderr
+        assert "\x1b" not in done.stderr
     finally:
         cluster.run("scancel", job)
 

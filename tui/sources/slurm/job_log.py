@@ -34,6 +34,7 @@ from tui.parsers.jobs.slurm import (
 )
 from tui.parsers.log_scanner import NEEDLES
 from tui.parsers.records import JobOutcome, JobRecord
+from tui.parsers.text import safe_text
 from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.base import JobState, SourceError, SourceEvent, Status
 from tui.sources.run_files import LoggerFiles
@@ -79,11 +80,12 @@ class SlurmJobLog:
         self.log.aim(job.stdout)
         record = job.record
         if record.outcome == JobOutcome.PENDING:
-            return f"{self._name} is {record.state}" + (f" ({record.message})" if record.message else "") \
-                + f"; its output {self.log.label} is read when it starts"
+            return safe_text(f"{self._name} is {record.state}" + (f" ({record.message})" if record.message
+                             else "") + f"; its output {self.log.label} is read when it starts")
         note = await self._open_log()
-        said = f"{self._name} {record.state}" + (f" on {', '.join(record.nodes)}" if record.nodes else "")
-        return "; ".join(part for part in (f"{said}: watching {self.log.label}", note) if part)
+        ran = f" ({'ran' if record.ended else 'runs'} on {', '.join(record.nodes)})" if record.nodes else ""
+        said = f"{self._name} {record.state}{ran}"
+        return safe_text("; ".join(part for part in (f"{said}: watching {self.log.label}", note) if part))
 
     @property
     def _name(self) -> str:
@@ -97,7 +99,7 @@ class SlurmJobLog:
         except SourceError as error:
             guess = (" (sbatch's default file: this sacct is older than 23.02 and does not say "
                      "where the output went)") if self.job.guessed_stdout else ""
-            raise SourceError(f"{self._name} ({self.job.record.state}): {error}{guess}") from None
+            raise SourceError(safe_text(f"{self._name} ({self.job.record.state}): {error}{guess}")) from None
         self._log_open = True
         return note
 
@@ -119,14 +121,14 @@ class SlurmJobLog:
         scontrol_said = first_line(from_scontrol) or "nothing"
         sacct_said = first_line(from_sacct) or "nothing"
         if accounting_off(from_sacct) and unknown_to_controller(from_scontrol):
-            raise SourceError(
+            raise SourceError(safe_text(
                 f"{self._name}: the controller does not know it (never submitted, or ended long "
                 f"enough ago that it forgot it: MinJobAge) and accounting is off there (sacct: "
                 f"{sacct_said}), so Slurm has nothing left to say of it; read its output file "
                 f"instead: rlwatch {host}:PATH (sbatch's default is slurm-{self.target.job_id}.out "
-                "in the directory it was submitted from)")
-        raise SourceError(f"{self._name}: Slurm cannot say (scontrol: {scontrol_said}; "
-                          f"sacct: {sacct_said})")
+                "in the directory it was submitted from)"))
+        raise SourceError(safe_text(f"{self._name}: Slurm cannot say (scontrol: {scontrol_said}; "
+                                    f"sacct: {sacct_said})"))
 
     async def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
         """The job's state first, then its output file's events; followed, the state again
@@ -156,7 +158,8 @@ class SlurmJobLog:
             if (changed := await self._poll()) is not None:
                 yield changed
         if self.job.record.ended and not self.job.record.nodes:
-            yield Status(f"{self._name} ended {self.job.record.state} before it started", ok=False)
+            yield Status(safe_text(f"{self._name} ended {self.job.record.state} before it started"),
+                         ok=False)
             return
         note = await self._open_log()
         if note:
@@ -238,7 +241,7 @@ async def list_jobs(login: RemoteLog) -> list[SlurmJob]:
     if not jobs and "command not found" in answer:
         raise SourceError(f"{login.target.host}: no squeue there (is it a Slurm login node?)")
     if not jobs and answer.strip() and not answer.lstrip().startswith(tuple("0123456789")):
-        raise SourceError(f"{login.target.host}: squeue: {first_line(answer)}")
+        raise SourceError(safe_text(f"{login.target.host}: squeue: {first_line(answer)}"))
     return jobs
 
 
@@ -265,4 +268,4 @@ def jobs_message(target: SlurmTarget, jobs: list[SlurmJob]) -> str:
         where = f" on {','.join(record.nodes)}" if record.nodes else ""
         why = f" ({record.message})" if record.message else ""
         lines.append(f"  {target.label}/{record.job_id}  {record.state}{why}{where}  {job.name}")
-    return "\n".join(lines)
+    return safe_text("\n".join(lines), multiline=True)  # names and reasons are the user's text
