@@ -110,6 +110,18 @@ class SlurmCluster:
             "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
         ]) + "\n"
 
+    def forget_jobs(self) -> None:
+        """Restart the controller with its state cleared (``slurmctld -c``): it forgets every
+        job, as it forgets one ``MinJobAge`` after it ends, and has slurmd end those still
+        running."""
+        controller = next(p for p in self.processes if Path(p.args[0]).name == "slurmctld")
+        controller.terminate()
+        controller.wait(10)
+        self.processes.remove(controller)
+        self._spawn(_binary("slurmctld"), "-D", "-c", "-i", "-f", str(self.conf))
+        self.wait_until(lambda: "idle" in self.run("sinfo", "-h", "-o", "%t", check=False).stdout,
+                        "the node to be idle again", timeout=60)
+
     def _spawn(self, *argv: str) -> None:
         log = open(self.directory / f"{Path(argv[0]).name}.out", "wb")
         self.processes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,

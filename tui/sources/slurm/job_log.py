@@ -27,6 +27,7 @@ from tui.parsers.jobs.slurm import (
     SlurmJob,
     accounting_off,
     first_line,
+    forgotten,
     parse_sacct,
     parse_scontrol,
     parse_squeue,
@@ -44,6 +45,14 @@ from tui.sources.ssh.remote_log import RemoteLog
 
 # How often a running job's state is asked again (one scontrol on the login node each).
 POLL_S = 15.0
+# Where the state was read, once Slurm can no longer be asked.
+FORGOTTEN_NOTE = ("the state is scontrol's last word: the controller has forgotten the job and "
+                  "accounting is off, so the output file alone tells how it went on")
+
+
+class _Forgotten(SourceError):
+    """The controller does not know the job and accounting is off: Slurm has nothing to say."""
+
 
 
 class SlurmJobLog:
@@ -59,6 +68,8 @@ class SlurmJobLog:
         self.log = RemoteLog(target.login, NEEDLES, accept_new_host_key)
         self.job: SlurmJob | None = None
         self._log_open = False
+        # False once Slurm has nothing left to say of the job (forgotten, accounting off).
+        self._asking = True
         self._nodes: dict[str, AcceleratorHost] = {}
 
     @property
@@ -121,7 +132,7 @@ class SlurmJobLog:
         scontrol_said = first_line(from_scontrol) or "nothing"
         sacct_said = first_line(from_sacct) or "nothing"
         if accounting_off(from_sacct) and unknown_to_controller(from_scontrol):
-            raise SourceError(safe_text(
+            raise _Forgotten(safe_text(
                 f"{self._name}: the controller does not know it (never submitted, or ended long "
                 f"enough ago that it forgot it: MinJobAge) and accounting is off there (sacct: "
                 f"{sacct_said}), so Slurm has nothing left to say of it; read its output file "
@@ -153,11 +164,11 @@ class SlurmJobLog:
     async def _until_started(self) -> AsyncIterator[SourceEvent]:
         """Ask again until the job leaves the queue, then open its output file."""
         assert self.job is not None
-        while self.job.record.outcome == JobOutcome.PENDING:
+        while self.job.record.outcome == JobOutcome.PENDING and self._asking:
             await asyncio.sleep(self.poll_s)
-            if (changed := await self._poll()) is not None:
-                yield changed
-        if self.job.record.ended and not self.job.record.nodes:
+            for event in await self._poll():
+                yield event
+        if (self.job.record.ended or not self._asking) and not self.job.record.nodes:
             yield Status(safe_text(f"{self._name} ended {self.job.record.state} before it started"),
                          ok=False)
             return
@@ -167,7 +178,7 @@ class SlurmJobLog:
 
     async def _with_polls(self, events: AsyncIterator[SourceEvent]) -> AsyncIterator[SourceEvent]:
         """``events`` as they come, and a ``JobState`` when a poll finds the job changed;
-        the polls stop once the job has ended."""
+        the polls stop once the job has ended (or Slurm has forgotten it)."""
         assert self.job is not None
         pending: asyncio.Task[SourceEvent] | None = None
         loop = asyncio.get_running_loop()
@@ -176,7 +187,7 @@ class SlurmJobLog:
             while True:
                 if pending is None:
                     pending = asyncio.ensure_future(anext(events))
-                polling = not self.job.record.ended
+                polling = self._asking and not self.job.record.ended
                 done, _ = await asyncio.wait(
                     {pending}, timeout=max(0.0, next_poll - loop.time()) if polling else None)
                 if pending in done:
@@ -188,8 +199,8 @@ class SlurmJobLog:
                     yield event
                     continue
                 next_poll = loop.time() + self.poll_s
-                if (changed := await self._poll()) is not None:
-                    yield changed
+                for polled in await self._poll():
+                    yield polled
         finally:
             if pending is not None:
                 pending.cancel()
@@ -198,16 +209,22 @@ class SlurmJobLog:
             with suppress(Exception):
                 await events.aclose()  # type: ignore[attr-defined]
 
-    async def _poll(self) -> JobState | Status | None:
-        """Ask Slurm again: the new state when it changed, a status when it cannot be asked
-        (the connection is down: the log's own reconnect brings it back), else None."""
+    async def _poll(self) -> list[SourceEvent]:
+        """Ask Slurm again: the new state when it changed; a status when it cannot be asked
+        (the connection is down: the log's own reconnect brings it back). Where Slurm has
+        forgotten the job, its last word is kept, marked as such, and it is not asked again:
+        the output file alone says how the job went on."""
         assert self.job is not None
         try:
             job = await self._ask()
+        except _Forgotten as error:
+            self._asking = False
+            self.job = forgotten(self.job, FORGOTTEN_NOTE)
+            return [JobState(self.job.record), Status(f"{error}; {FORGOTTEN_NOTE}", ok=False)]
         except SourceError as error:
-            return Status(f"the state of {self._name} was not read: {error}", ok=False)
+            return [Status(f"the state of {self._name} was not read: {error}", ok=False)]
         before, self.job = self.job.record, job
-        return JobState(job.record) if _changed(before, job.record) else None
+        return [JobState(job.record)] if _changed(before, job.record) else []
 
     async def read_range(self, start: int, end: int) -> bytes:
         return await self.log.read_range(start, end)
