@@ -11,12 +11,15 @@ from tests.slurm import SlurmCluster, missing_binaries
 from tests.sshd import ClientHome, Sshd, find_sshd
 from tests.support import GENERATED
 
-if find_sshd() is None:
-    pytest.skip("OpenSSH's sshd is not installed (.ci/run installs openssh-server)",
-                allow_module_level=True)
-if missing_binaries():
-    pytest.skip(f"Slurm is not installed (missing {', '.join(missing_binaries())}; .ci/run installs "
-                "slurmctld slurmd munge slurm-client)", allow_module_level=True)
+
+
+def skip_without_slurm() -> None:
+    """Skip, saying why, where sshd or Slurm is not installed (``.ci/run`` installs both)."""
+    if find_sshd() is None:
+        pytest.skip("OpenSSH's sshd is not installed (.ci/run installs openssh-server)")
+    if missing_binaries():
+        pytest.skip(f"Slurm is not installed (missing {', '.join(missing_binaries())}; .ci/run "
+                    "installs slurmctld slurmd munge slurm-client)")
 
 # verl's own console lines (the generated verl 0.7 run): what a training job prints.
 # (A progress bar's redraw shares a line with the next step line there; the step line alone.)
@@ -49,6 +52,7 @@ class SlurmWorld:
 
 @pytest.fixture(scope="session")
 def slurm_world(tmp_path_factory):
+    skip_without_slurm()
     root = tmp_path_factory.mktemp("slurm")
     cluster = SlurmCluster(root / "cluster")
     try:

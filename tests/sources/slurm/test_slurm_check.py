@@ -5,11 +5,14 @@ controller has forgotten a job and accounting is off, the message says what is l
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from tests.sources.slurm.conftest import TRACEBACK, prints_steps
 from tests.support import rlwatch_as
+from tui.sources.slurm.job_log import user_jobs
+from tui.sources.slurm.target import parse_slurm_target
 
 
 def check(world, job_id: str):
@@ -96,11 +99,18 @@ def test_a_job_slurm_no_longer_knows_without_accounting_names_what_is_left(slurm
     assert "Traceback" not in message
 
 
-def test_the_login_node_alone_lists_the_users_jobs(slurm_world):
+def test_the_login_node_alone_lists_the_users_jobs(slurm_world, monkeypatch):
     cluster = slurm_world.cluster
     job = cluster.submit("listed", prints_steps(1, "sleep 600\n"))
     try:
         cluster.wait_for(job, "RUNNING")
+        # What a fleet view asks for: the jobs, each to open as slurm://login/JOBID.
+        monkeypatch.setenv("HOME", str(slurm_world.home.path))
+        monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+        jobs = asyncio.run(user_jobs(parse_slurm_target("slurm://login")))
+        (listed,) = [j for j in jobs if j.record.job_id == job]
+        assert (listed.name, listed.record.state, listed.record.nodes) == ("listed", "RUNNING",
+                                                                           ("localhost",))
         # A job's name is its user's text: shown, never obeyed by the terminal.
         cluster.run("scontrol", "update", f"JobId={job}", "JobName=listed\x1b]0;pwned\x07")
         done = rlwatch_as(slurm_world.home, "check", "slurm://login")

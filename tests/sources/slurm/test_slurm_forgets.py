@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from tests.slurm import SlurmCluster
-from tests.sources.slurm.conftest import prints_steps
+from tests.sources.slurm.conftest import prints_steps, skip_without_slurm
 from tests.sshd import ClientHome, Sshd
 from tests.support import until
 from tui.session.run_session import RunSession
@@ -19,6 +19,7 @@ from tui.sources.slurm.target import parse_slurm_target
 
 @pytest.fixture(scope="module")
 def forgetful(tmp_path_factory):
+    skip_without_slurm()
     root = tmp_path_factory.mktemp("forgetful")
     cluster = SlurmCluster(root / "cluster")
     try:

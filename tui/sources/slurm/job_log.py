@@ -51,8 +51,12 @@ FORGOTTEN_NOTE = ("the state is scontrol's last word: the controller has forgott
 
 
 class _Forgotten(SourceError):
-    """The controller does not know the job and accounting is off: Slurm has nothing to say."""
+    """The controller does not know the job and accounting is off: Slurm has nothing to say
+    (``sacct_said``: sacct's own words for that)."""
 
+    def __init__(self, message: str, sacct_said: str) -> None:
+        super().__init__(message)
+        self.sacct_said = sacct_said
 
 
 class SlurmJobLog:
@@ -137,7 +141,7 @@ class SlurmJobLog:
                 f"enough ago that it forgot it: MinJobAge) and accounting is off there (sacct: "
                 f"{sacct_said}), so Slurm has nothing left to say of it; read its output file "
                 f"instead: rlwatch {host}:PATH (sbatch's default is slurm-{self.target.job_id}.out "
-                "in the directory it was submitted from)"))
+                "in the directory it was submitted from)"), sacct_said)
         raise SourceError(safe_text(f"{self._name}: Slurm cannot say (scontrol: {scontrol_said}; "
                                     f"sacct: {sacct_said})"))
 
@@ -220,7 +224,9 @@ class SlurmJobLog:
         except _Forgotten as error:
             self._asking = False
             self.job = forgotten(self.job, FORGOTTEN_NOTE)
-            return [JobState(self.job.record), Status(f"{error}; {FORGOTTEN_NOTE}", ok=False)]
+            said = (f"{self._name}: the controller no longer knows it and accounting is off there "
+                    f"(sacct: {error.sacct_said}); {FORGOTTEN_NOTE}")
+            return [JobState(self.job.record), Status(safe_text(said), ok=False)]
         except SourceError as error:
             return [Status(f"the state of {self._name} was not read: {error}", ok=False)]
         before, self.job = self.job.record, job
