@@ -134,9 +134,10 @@ class RunSession:
 
     async def _hosts_to_read(self, notes: list[str]) -> list[AcceleratorHost]:
         """The hosts whose accelerators are the run's: a scheduler's job's nodes (as it names
-        them; ``notes`` gets the ones that cannot be reached), else the log's own host."""
+        them, none while it is queued; ``notes`` gets the ones that cannot be reached), else
+        the log's own host."""
         source, job = self.source, self.model.job
-        if not isinstance(source, JobSource) or job is None or not job.nodes:
+        if not isinstance(source, JobSource) or job is None:
             return [source.accelerator_host()]
         hosts = []
         for node in job.nodes:

@@ -21,6 +21,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from tui.parsers.jobs.slurm import (
     SlurmAnswerError,
@@ -41,7 +42,9 @@ from tui.sources.base import JobState, SourceError, SourceEvent, Status
 from tui.sources.run_files import LoggerFiles
 from tui.sources.slurm import commands
 from tui.sources.slurm.target import SlurmTarget
-from tui.sources.ssh.remote_log import RemoteLog
+
+if TYPE_CHECKING:
+    from tui.sources.ssh.remote_log import RemoteLog
 
 # How often a running job's state is asked again (one scontrol on the login node each).
 POLL_S = 15.0
@@ -65,6 +68,8 @@ class SlurmJobLog:
 
     def __init__(self, target: SlurmTarget, accept_new_host_key: bool = False,
                  poll_s: float = POLL_S) -> None:
+        from tui.sources.ssh.remote_log import RemoteLog  # asyncssh: loaded when a job is read
+
         self.target = target
         self.accept_new_host_key = accept_new_host_key
         self.poll_s = poll_s
@@ -271,6 +276,8 @@ async def list_jobs(login: RemoteLog) -> list[SlurmJob]:
 async def user_jobs(target: SlurmTarget, accept_new_host_key: bool = False) -> list[SlurmJob]:
     """The user's jobs on ``target``'s login node (squeue), for a fleet view to open each as
     ``slurm://login/JOBID``; SourceError if the login node cannot be asked."""
+    from tui.sources.ssh.remote_log import RemoteLog
+
     login = RemoteLog(target.login, (), accept_new_host_key)
     try:
         await login.open()
