@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from tests.slurm import SlurmCluster, missing_binaries
 from tests.sshd import ClientHome, Sshd, find_sshd
 from tests.support import GENERATED
-
 
 
 def skip_without_slurm() -> None:
@@ -50,21 +52,31 @@ class SlurmWorld:
     timeout_job: str
 
 
-@pytest.fixture(scope="session")
-def slurm_world(tmp_path_factory):
+@contextmanager
+def cluster_behind_login(root: Path) -> Iterator[tuple[SlurmCluster, ClientHome, Sshd]]:
+    """A started cluster under ``root`` and its login node: an sshd that is ``login`` in a
+    client home (and ``localhost``, the cluster's one node, reached through it); both
+    stopped on leaving, every job cancelled."""
     skip_without_slurm()
-    root = tmp_path_factory.mktemp("slurm")
     cluster = SlurmCluster(root / "cluster")
+    login = None
     try:
         cluster.start()
-        timeout_job = cluster.submit("timeout", prints_steps(3, "sleep 600\n"), "--time=1")
         home = ClientHome(root / "home")
         # The login node: scontrol there finds this cluster as /etc/slurm/slurm.conf would.
         login = Sshd(root / "login", [home.public_key], env={"SLURM_CONF": str(cluster.conf)}).start()
         home.add_host("login", login.port)
-        home.add_host("localhost", login.port)  # the node, reached through the login node
+        home.add_host("localhost", login.port)
         home.trust(login.known_hosts_line())
-        yield SlurmWorld(cluster, home, login, timeout_job)
-        login.stop()
+        yield cluster, home, login
     finally:
+        if login is not None:
+            login.stop()
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def slurm_world(tmp_path_factory):
+    with cluster_behind_login(tmp_path_factory.mktemp("slurm")) as (cluster, home, login):
+        timeout_job = cluster.submit("timeout", prints_steps(3, "sleep 600\n"), "--time=1")
+        yield SlurmWorld(cluster, home, login, timeout_job)

@@ -8,9 +8,7 @@ import asyncio
 
 import pytest
 
-from tests.slurm import SlurmCluster
-from tests.sources.slurm.conftest import prints_steps, skip_without_slurm
-from tests.sshd import ClientHome, Sshd
+from tests.sources.slurm.conftest import cluster_behind_login, prints_steps
 from tests.support import until
 from tui.session.run_session import RunSession
 from tui.sources.slurm.job_log import FORGOTTEN_NOTE, SlurmJobLog
@@ -19,19 +17,8 @@ from tui.sources.slurm.target import parse_slurm_target
 
 @pytest.fixture(scope="module")
 def forgetful(tmp_path_factory):
-    skip_without_slurm()
-    root = tmp_path_factory.mktemp("forgetful")
-    cluster = SlurmCluster(root / "cluster")
-    try:
-        cluster.start()
-        home = ClientHome(root / "home")
-        login = Sshd(root / "login", [home.public_key], env={"SLURM_CONF": str(cluster.conf)}).start()
-        home.add_host("login", login.port)
-        home.trust(login.known_hosts_line())
+    with cluster_behind_login(tmp_path_factory.mktemp("forgetful")) as (cluster, home, _):
         yield cluster, home
-        login.stop()
-    finally:
-        cluster.stop()
 
 
 def test_a_job_the_controller_forgets_keeps_its_last_word_and_is_asked_no_more(forgetful, monkeypatch):
