@@ -128,12 +128,27 @@ class RunSession:
         await Feed(self.source, self.model).run(follow=False)
         notes = list(await read_logger_files(self.model, self.folder))
         if accelerators:
-            host = self.source.accelerator_host()
-            snapshot = await take_snapshot(host.runner, host.name, local=host.local)
-            if snapshot.problem and snapshot.problem != NONE_FOUND:
-                notes.append(f"{snapshot.host}: {snapshot.problem}")
-            self.accelerators.add(snapshot.samples, time.time())
+            for host in await self._hosts_to_read(notes):
+                snapshot = await take_snapshot(host.runner, host.name, local=host.local)
+                if snapshot.problem and snapshot.problem != NONE_FOUND:
+                    notes.append(f"{snapshot.host}: {snapshot.problem}")
+                self.accelerators.add(snapshot.samples, time.time())
         return notes
+
+    async def _hosts_to_read(self, notes: list[str]) -> list[AcceleratorHost]:
+        """The hosts whose accelerators are the run's: a scheduler's job's nodes (as it names
+        them, none while it is queued; ``notes`` gets the ones that cannot be reached), else
+        the log's own host."""
+        source, job = self.source, self.model.job
+        if not isinstance(source, JobSource) or job is None:
+            return [source.accelerator_host()]
+        hosts = []
+        for node in job.nodes:
+            try:
+                hosts.append(await source.node_host(node))
+            except SourceError as error:
+                notes.append(f"{node}: {error}")
+        return hosts
 
     async def printed_samples(self) -> list[Sample]:
         """The newest validation samples the run printed, read by byte range from its log."""
@@ -197,7 +212,8 @@ class RunSession:
         host and ``gpu_hosts``. A part that fails says so in a notice; the others go on."""
         parts = [self._follow_log(), self._follow_logger_files()]
         if self.watch_accelerators:
-            parts.append(self._follow_accelerators(self.source.accelerator_host()))
+            if not isinstance(self.source, JobSource):  # a job's are its nodes' (_follow_new_nodes)
+                parts.append(self._follow_accelerators(self.source.accelerator_host()))
             parts += [self._follow_other_host(host) for host in self.gpu_hosts]
         self._following = True
         try:
