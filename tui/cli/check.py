@@ -59,8 +59,8 @@ async def _judged(target: str, log: str | None, accept_new_host_key: bool,
 
 def unreadable(model: RunModel, quiet: bool = False) -> bool:
     """Nothing verl-like in the log at all: say so (unless ``quiet``: said already) instead
-    of reporting emptiness. A scheduler's word on the job (a Ray job that failed before its
-    first step) is something to report."""
+    of reporting emptiness. A scheduler's job is never that: its state is the news (a
+    queued job has printed nothing yet)."""
     if model.step_count or model.progress is not None or model.incidents or model.job is not None:
         return False
     if not quiet:

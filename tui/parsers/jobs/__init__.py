@@ -1,2 +1,1 @@
-"""What a job scheduler says about a job, one module per scheduler (Ray's Jobs API, Slurm),
-each mapping its own words onto ``tui.parsers.records.JobRecord``."""
+"""Schedulers' words on a job (Slurm's ``scontrol``/``sacct``, Ray's Jobs API) as ``JobRecord``s."""
