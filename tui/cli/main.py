@@ -17,16 +17,25 @@ Watch a verl (PPO/GRPO) training run from the terminal.
 
   rlwatch PATH               dashboard on a log file or a run directory;
                              PATH may be [user@]host:/path (read over SSH)
-  rlwatch check PATH         read the run once and report (exit 0 ok, 1 warning,
+  rlwatch PATH PATH…         the fleet: one row per run, worst first; enter opens
+                             one. Also @NAME (a run or group in runs.toml) and
+                             globs (gpu-host:'/runs/*')
+  rlwatch check PATH…        read the run(s) once and report (exit 0 ok, 1 warning,
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
   rlwatch report PATH        the end-of-run verdict (-o report.md / report.html, --json)
   rlwatch export PATH --tensorboard DIR
                              write the run's metrics as TensorBoard event files
   rlwatch rules              print the active health rules
-  rlwatch status PATH        one line for tmux's status-right: run, step/total,
-                             reward, worst state (reads only what is new)
+  rlwatch status PATH…       one line for tmux's status-right: run, step/total,
+                             reward, worst state (reads only what is new); for
+                             several runs, their counts by state and the worst
 """
+
+
+FLEET_TARGETS = ("a log file or run directory, local or [user@]host:path or "
+                 "ssh://[user@]host[:port]/path; several, @NAME from ~/.config/rlwatch/runs.toml "
+                 "or a glob for a fleet")
 
 
 def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None:
@@ -71,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rlwatch {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    watch = commands.add_parser("watch", help="open the dashboard on a run (the default command)")
-    watch.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
+    watch = commands.add_parser("watch", help="open the dashboard on a run, or the fleet on "
+                                              "several (the default command)")
+    watch.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
     _add_log_option(watch)
     watch.add_argument("--on-critical", metavar="CMD",
                        help="run CMD (through your shell) with each new critical finding as JSON "
@@ -83,8 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_look_options(watch)
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
-    check.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
-    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
+    check.add_argument("--json", action="store_true",
+                       help="print one JSON object (several runs: an array of them)")
     _add_log_option(check)
 
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
@@ -112,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser(
         "status", help="one short line for tmux's status-right, e.g. "
                        "set -g status-right '#(rlwatch status /runs/cola)'")
-    status.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
+    status.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
     _add_log_option(status)
     _add_ascii_option(status)
     return parser
@@ -177,9 +188,16 @@ def _dispatch(argv: list[str] | None) -> int:
         parser.print_help()
         return 0
     if args.command == "check":
+        from tui.cli.fleet import is_fleet
+
+        if is_fleet(args.target):
+            from tui.cli.fleet import run_check_fleet
+
+            return run_check_fleet(args.target, args.log, args.json, args.rules,
+                                   args.accept_new_host_key)
         from tui.cli.check import run_check
 
-        return run_check(args.target, args.log, args.json, args.rules, args.accept_new_host_key)
+        return run_check(args.target[0], args.log, args.json, args.rules, args.accept_new_host_key)
     if args.command == "report":
         from tui.cli.report_command import run_report
 
@@ -201,10 +219,19 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.dashboard import run_demo
 
         return run_demo(args.speed, args.theme, args.ascii)
+    from tui.cli.fleet import is_fleet
+
+    if is_fleet(args.target):
+        if args.gpus:
+            parser.error("--gpus names the other nodes of one run; give it one target")
+        from tui.cli.fleet import run_fleet
+
+        return run_fleet(args.target, args.log, args.rules, args.on_critical,
+                         args.accept_new_host_key, args.theme, args.ascii)
     from tui.cli.dashboard import run_dashboard
 
     gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
-    return run_dashboard(args.target, args.log, args.rules, args.on_critical,
+    return run_dashboard(args.target[0], args.log, args.rules, args.on_critical,
                          args.accept_new_host_key, gpu_hosts, args.theme, args.ascii)
 
 
