@@ -39,19 +39,19 @@ class Column:
 
 
 # The worst finding's column takes what the others leave, at least this much.
-WORST_MIN_WIDTH = 16
+WORST_MIN_WIDTH = 14
 COLUMNS = (
     Column("", "mark", 1),
     Column("state", "state", 11),
-    Column("run", "name", 18),
-    Column("host", "host", 10, drop=4),
-    Column("step", "step", 10),
+    Column("run", "name", 16),
+    Column("host", "host", 10, drop=3),
+    Column("step", "step", 9),
     Column("s/it", "sec_per_it", 6, drop=6),
     Column("ETA", "eta", 6, drop=5),
     Column("last", "since", 6, drop=1),
     Column("reward", "reward", 7),
-    Column("val", "val", 7, drop=3),
-    Column("GPU", "accelerators", 8, drop=2),
+    Column("val", "val", 7, drop=2),
+    Column("GPU", "accelerators", 8, drop=4),
     Column("worst finding", "worst", WORST_MIN_WIDTH),
 )
 # What DataTable adds around each cell (one column of padding on each side).
@@ -66,8 +66,9 @@ STATE_STYLE = {
 
 
 def fitting(width: int) -> list[Column]:
-    """The columns that fit ``width``, dropping the least telling first (the time since the
-    last step, the GPUs, validation…); the worst finding gets the rest."""
+    """The columns that fit ``width``, dropping the least telling first (s/it, ETA, the GPUs,
+    the host, validation; the time since the last step last); the worst finding gets the
+    rest."""
     kept = list(COLUMNS)
 
     def needed() -> int:
