@@ -149,35 +149,46 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _command_first(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
-    """The arguments with the command first, as argparse's sub-commands need it.
+    """The arguments with the command first and its targets last, as argparse needs them.
 
     Users type options anywhere, as with any argparse tool: ``rlwatch --theme
     rlwatch-light /runs/cola`` and ``rlwatch --log grpo.log check /runs/cola``
-    as much as after the target. The first word that is neither an option nor
-    an option's value is the command, moved to the front, or a target, which
-    means ``watch``. With none (``--help``, ``--version``) nothing changes.
+    as much as after the target, and between the targets of a fleet
+    (``rlwatch /runs/a --theme t gpu:/runs/b``: argparse would take only the
+    targets before the first option). The first word that is neither an
+    option nor an option's value is the command, moved to the front, or a
+    target, which means ``watch``; the other words that are neither go last.
+    With none (``--help``, ``--version``) nothing changes.
     """
     commands = next(action for action in parser._actions
                     if isinstance(action, argparse._SubParsersAction))
     takes_value = {option for sub in commands.choices.values() for action in sub._actions
                    if action.nargs != 0 for option in action.option_strings}
-    at, skip = None, False
-    for index, word in enumerate(args):
-        if skip:
+    options: list[str] = []
+    words: list[str] = []
+    after_dashes: list[str] | None = None
+    skip = False
+    for word in args:
+        if after_dashes is not None:
+            after_dashes.append(word)
+        elif skip:
+            options.append(word)
             skip = False
         elif word == "--":
-            at = index + 1 if index + 1 < len(args) else None
-            break
+            after_dashes = []
         elif word.startswith("-") and word != "-":
+            options.append(word)
             skip = word in takes_value  # ``--log FILE``; ``--log=FILE`` is one word
         else:
-            at = index
-            break
-    if at is None:
+            words.append(word)
+    if not words and not after_dashes:
         return args
-    if args[at] in commands.choices:
-        return [args[at], *args[:at], *args[at + 1:]]
-    return ["watch", *args]  # ``rlwatch PATH`` means ``rlwatch watch PATH``
+    if words and words[0] in commands.choices:
+        command, targets = words[0], words[1:]
+    else:
+        command, targets = "watch", words  # ``rlwatch PATH`` means ``rlwatch watch PATH``
+    # After ``--`` a word is a target even if it looks like an option (``-odd-dir``).
+    return [command, *options, *targets, *(["--", *after_dashes] if after_dashes else [])]
 
 
 def _dispatch(argv: list[str] | None) -> int:
