@@ -137,13 +137,15 @@ class FleetScreen(Screen[None]):
         rows = list(rows)
         if rows == self.rows:
             return
+        current = self.current if self.is_mounted else None
         self.rows = rows
         if self.is_mounted:
-            self._draw()
+            self._draw(current)
 
-    def _draw(self) -> None:
+    def _draw(self, current: FleetRun | None = None) -> None:
+        """Fill the table from ``rows``, the cursor on ``current`` (default: the run under it)."""
         table = self.query_one(DataTable)
-        current = self.current
+        current = current or self.current
         table.clear()
         for run, row in self.rows:
             table.add_row(*(self._cell(run, row, column) for column in self._columns),
