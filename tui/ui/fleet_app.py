@@ -63,15 +63,17 @@ class FleetApp(RlwatchApp):
         return getattr(self, "dashboard", None) in self.screen_stack
 
     def _fleet_changed(self, run: FleetRun, change: RunChanged) -> None:
-        if not change.accelerators or change.model:  # the GPU column needs no judgement
-            self._stale.add(id(run))
         if self._showing_run() and run.session is not None:
             if run.session is self.session:
                 self._run_changed(change)
             elif change.accelerators and run.session.accelerators is self.session.accelerators:
                 self._accelerators_dirty = True
                 self._wake()
-        self._rows_soon()
+        # A reading alone waits for the next round (JUDGE_IDLE_SECONDS): five hosts read every
+        # 2 s would redraw the table every second of an idle fleet for a column of averages.
+        if change.model or change.notice is not None or not change.accelerators:
+            self._stale.add(id(run))
+            self._rows_soon()
 
     def _wake(self) -> None:
         if self._showing_run():

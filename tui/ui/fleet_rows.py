@@ -96,10 +96,21 @@ def fleet_row(name: str, host: str, model: RunModel | None, findings: list[Findi
     return FleetRow(
         name, host, state, step,
         _number(model.sec_per_it), _duration(model.eta_s),
-        "-" if last_at is None else format_duration(max(0.0, now - last_at)),
+        "-" if last_at is None else age(now - last_at),
         _last(model, TRAIN_REWARD), _last(model, VALIDATION),
         problem or ("" if worst is None else _finding_words(worst)),
         _use(accelerators))
+
+
+def age(seconds: float) -> str:
+    """How long ago, to the minute past the first (``42s``, ``7m``, ``3h12m``, ``2d04h``): a
+    row that changes every second would redraw an idle fleet every second."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    return format_duration(seconds)
 
 
 def _finding_words(finding: Finding) -> str:
