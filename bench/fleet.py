@@ -12,7 +12,8 @@ fresh interpreter through the real app, headless:
 * ``fleet``: the fleet screen on all 20 (``rlwatch box1:/runs/* … box5:/runs/*``).
 
 Each reports the seconds from start to every step of every run in its model,
-its resident memory above the same interpreter with rlwatch imported (the
+its own CPU time until then (the boxes' sshd and grep are other processes), its
+resident memory above the same interpreter with rlwatch imported (the
 baseline: what no run costs), and the CPU it uses over a quiet window once
 loaded (the logs stop growing; the accelerator readings go on). The two are
 measured in alternating pairs, and the ratios are taken pair by pair.
@@ -71,7 +72,7 @@ async def main(mode, targets, idle_s, steps):
     async with app.run_test(size=(120, 40)) as pilot:
         while not all(s is not None and s.model.step_count == steps for s in sessions()):
             await pilot.pause(0.01)
-        opened = time.perf_counter() - start
+        opened, opening_cpu = time.perf_counter() - start, time.process_time()
         await pilot.pause(5.0)  # drawn, judged, the accelerators read
         rss = rss_mb()
         cpu, wall = time.process_time(), time.monotonic()
@@ -79,7 +80,8 @@ async def main(mode, targets, idle_s, steps):
         idle = (time.process_time() - cpu) / (time.monotonic() - wall)
         shown = len(sessions())
     await pool.close()
-    print(json.dumps({{"open_s": opened, "rss_mb": rss - base, "idle": idle, "runs": shown,
+    print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "rss_mb": rss - base,
+                      "idle": idle, "runs": shown,
                       "logins": pool.logins}}))
 
 asyncio.run(main(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])))
@@ -131,11 +133,17 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
     one_rss = statistics.median(o["rss_mb"] for o, _ in results)
     fleet_rss = statistics.median(f["rss_mb"] for _, f in results)
     one_idle = statistics.median(o["idle"] for o, _ in results)
+    one_cpu = statistics.median(o["open_cpu_s"] for o, _ in results)
+    fleet_cpu = statistics.median(f["open_cpu_s"] for _, f in results)
     each = f"{pairs} alternating pairs, median"
     return [
         Row(f"fleet of {runs} runs on {HOSTS} loopback hosts: start → every step of every run "
             f"in the model ({each})", f"{fleet_open:.2f} s = {open_ratio:.2f}× one run",
             f"one run {one_open:.2f} s", "≤ 2× one run", open_ratio <= 2.0),
+        Row("… this process's CPU from start to every step in the model (the boxes' sshd and "
+            "grep are other processes, on the same cores here)",
+            f"{fleet_cpu:.2f} s = {fleet_cpu / runs:.3f} s a run", f"one run {one_cpu:.2f} s",
+            "(informative)", True),
         Row(f"… memory per run above the bare interpreter with rlwatch imported ({HOSTS} SSH logins)",
             f"{fleet_rss / runs:.1f} MB = {memory_ratio:.2f}× one run ({fleet_rss:.0f} MB in all)",
             f"one run {one_rss:.1f} MB", "≤ 2× one run's", memory_ratio <= 2.0),
