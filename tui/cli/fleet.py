@@ -61,44 +61,57 @@ def _name(wanted: Wanted) -> str:
     return run_name(remote.path if remote is not None else wanted.target)
 
 
-async def runs_of(words: list[str], pool: ConnectionPool) -> list[Wanted | tuple[Wanted, str]]:
-    """The runs ``words`` name, globs expanded (all at once); a glob whose box cannot be
-    asked stays as (the glob, why), for its row to say so."""
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A run the words name, or a glob that could not be expanded and why (its row says so)."""
+
+    wanted: Wanted
+    failure: str | None = None
+
+    @property
+    def name(self) -> str:
+        return _name(self.wanted)
+
+    @property
+    def host(self) -> str:
+        return host_of(self.wanted.target)
+
+    def check(self) -> None:
+        """SourceError for a glob that could not be expanded."""
+        if self.failure is not None:
+            raise SourceError(self.failure)
+
+
+async def runs_of(words: list[str], pool: ConnectionPool) -> list[Found]:
+    """The runs ``words`` name, globs expanded (all at once)."""
     wanted = wanted_runs(words)
 
-    async def one(run: Wanted) -> list[Wanted | tuple[Wanted, str]]:
+    async def one(run: Wanted) -> list[Found]:
         if not globbed(run):
-            return [run]
+            return [Found(run)]
         try:
-            return list(await expand(run, pool))
+            return [Found(match) for match in await expand(run, pool)]
         except SourceError as error:
-            return [(run, str(error))]
+            return [Found(run, str(error))]
 
     found = await asyncio.gather(*(one(run) for run in wanted))
     return list(dict.fromkeys(run for runs in found for run in runs))
 
 
-def fleet_runs(found: list[Wanted | tuple[Wanted, str]], pool: ConnectionPool,
-               options: RunOptions) -> list[FleetRun]:
+def fleet_runs(found: list[Found], pool: ConnectionPool, options: RunOptions) -> list[FleetRun]:
     """One FleetRun per run; the runs of one host share its accelerator readings (one poller
     per host: its GPUs are the same whichever run's row shows them)."""
     histories: dict[str, AcceleratorHistory] = {}
-    runs = []
-    for run in found:
-        wanted, failure = run if isinstance(run, tuple) else (run, None)
-        runs.append(FleetRun(_name(wanted), host_of(wanted.target),
-                             _opener(wanted.target, failure, pool, options, histories),
-                             _host_trouble(wanted.target, pool)))
-    return runs
+    return [FleetRun(run.name, run.host, _opener(run, pool, options, histories),
+                     _host_trouble(run.wanted.target, pool)) for run in found]
 
 
-def _opener(target: str, failure: str | None, pool: ConnectionPool, options: RunOptions,
+def _opener(run: Found, pool: ConnectionPool, options: RunOptions,
             histories: dict[str, AcceleratorHistory]) -> Callable[[], RunSession]:
     def open_session() -> RunSession:
-        if failure is not None:
-            raise SourceError(failure)
+        run.check()
+        target, host = run.wanted.target, run.host
         opened = open_target(target, options.log, options.accept_new_host_key, pool=pool)
-        host = host_of(target)
         session = RunSession(opened.source, rules=options.rules, run_dir=local_run_dir(target),
                              note=opened.note, accept_new_host_key=options.accept_new_host_key,
                              on_critical=options.on_critical, watch_accelerators=host not in histories)
@@ -187,16 +200,15 @@ async def _check_all(words: list[str], options: RunOptions) -> list[tuple[dict, 
         await pool.close()
 
 
-async def _check_one(run: Wanted | tuple[Wanted, str], pool: ConnectionPool,
-                     options: RunOptions) -> tuple[dict, str, int]:
+async def _check_one(run: Found, pool: ConnectionPool, options: RunOptions
+                     ) -> tuple[dict, str, int]:
     """One run's ``check --json`` object (with its name and host), its text, its status."""
     from tui.cli.check import judged, render_text, report, unreadable
 
-    wanted, failure = run if isinstance(run, tuple) else (run, None)
-    named = {"name": _name(wanted), "host": host_of(wanted.target)}
+    wanted = run.wanted
+    named = {"name": run.name, "host": run.host}
     try:
-        if failure is not None:
-            raise SourceError(failure)
+        run.check()
         session = await judged(wanted.target, options.log, options.accept_new_host_key,
                                options.rules, pool)
     except SourceError as error:
@@ -233,13 +245,11 @@ async def _status_all(words: list[str], options: RunOptions) -> tuple[str, int]:
     pool = ConnectionPool(options.accept_new_host_key)
     cache = status_cache_dir()
 
-    async def one(run: Wanted | tuple[Wanted, str]) -> tuple[FleetRow, int]:
-        wanted, failure = run if isinstance(run, tuple) else (run, None)
-        name, host = _name(wanted), host_of(wanted.target)
+    async def one(run: Found) -> tuple[FleetRow, int]:
+        name, host = run.name, run.host
         try:
-            if failure is not None:
-                raise SourceError(failure)
-            opened = open_target(wanted.target, options.log, options.accept_new_host_key, pool=pool)
+            run.check()
+            opened = open_target(run.wanted.target, options.log, options.accept_new_host_key, pool=pool)
             model, findings = await status_judged(opened, options.rules, cache)
         except SourceError as error:
             return (fleet_row(name, host, None, [], None, str(error), False, time.time()),
