@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -88,14 +90,33 @@ asyncio.run(main(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]), int(s
 """
 
 
-def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float) -> dict:
+def box_cpu_s(boxes: list[Sshd]) -> float:
+    """CPU seconds the boxes have spent: each sshd listener's own and its reaped children's
+    (a connection's session process, and through it every shell and grep it ran), which
+    count once the connections close."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for box in boxes:
+        assert box.process is not None
+        fields = Path(f"/proc/{box.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
+def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
+            boxes: list[Sshd]) -> dict:
+    """One measurement in a fresh interpreter, with the boxes' CPU over it."""
     repo = str(Path(__file__).resolve().parents[1])
+    before = box_cpu_s(boxes)
     done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=repo), mode, json.dumps(targets),
                            str(idle_s), str(STEPS)],
                           capture_output=True, text=True, env=home.env(), timeout=600)
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    deadline = time.monotonic() + 10
+    while any(box.session_pids() for box in boxes) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the sessions end and are reaped: their CPU is counted then
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "box_cpu_s": box_cpu_s(boxes) - before}
 
 
 def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
@@ -119,7 +140,8 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
         try:
             results = []
             for _ in range(pairs):
-                results.append((measure(home, "one", one, idle_s), measure(home, "fleet", fleet, idle_s)))
+                results.append((measure(home, "one", one, idle_s, boxes),
+                                measure(home, "fleet", fleet, idle_s, boxes)))
         finally:
             for box in boxes:
                 box.stop()
@@ -135,6 +157,8 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
     one_idle = statistics.median(o["idle"] for o, _ in results)
     one_cpu = statistics.median(o["open_cpu_s"] for o, _ in results)
     fleet_cpu = statistics.median(f["open_cpu_s"] for _, f in results)
+    one_box = statistics.median(o["box_cpu_s"] for o, _ in results)
+    fleet_box = statistics.median(f["box_cpu_s"] for _, f in results)
     each = f"{pairs} alternating pairs, median"
     return [
         Row(f"fleet of {runs} runs on {HOSTS} loopback hosts: start → every step of every run "
@@ -143,6 +167,9 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
         Row("… this process's CPU from start to every step in the model (the boxes' sshd and "
             "grep are other processes, on the same cores here)",
             f"{fleet_cpu:.2f} s = {fleet_cpu / runs:.3f} s a run", f"one run {one_cpu:.2f} s",
+            "(informative)", True),
+        Row("… the boxes' CPU over the whole measurement (sshd, shells, grep, the replayed "
+            "nvidia-smi; on this machine's cores too)", f"{fleet_box:.1f} s", f"one run {one_box:.1f} s",
             "(informative)", True),
         Row(f"… memory per run above the bare interpreter with rlwatch imported ({HOSTS} SSH logins)",
             f"{fleet_rss / runs:.1f} MB = {memory_ratio:.2f}× one run ({fleet_rss:.0f} MB in all)",

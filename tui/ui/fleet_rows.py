@@ -161,8 +161,9 @@ def fleet_line(rows: Sequence[FleetRow]) -> str:
         return "no runs"
     counts = Counter(row.state for row in rows)
     words = " ".join(f"{counts[state]} {state.value}" for state in RowState if counts[state])
+    head = f"{len(rows)} run{'s' if len(rows) != 1 else ''}: {words}"
     worst = worst_first(rows)[0]
     if worst.state.rank > RowState.WARNING.rank:
-        return f"{len(rows)} runs: {words}"
+        return head
     mark = STATE_MARK[Severity.WARNING if worst.state == RowState.WARNING else Severity.CRITICAL]
-    return f"{len(rows)} runs: {words} {mark.split()[0]} {worst.name}"
+    return f"{head} {mark.split()[0]} {worst.name}"
