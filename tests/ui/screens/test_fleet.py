@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
+from tests.sshd import ClientHome, Sshd, find_sshd, free_port
 from tests.support import healthy_then_nan, step_lines, touch, wait_for
 from tui.cli.fleet import RunOptions, fleet_runs, runs_of
 from tui.rules.rule_file import load_rules
@@ -161,3 +163,35 @@ async def test_space_marks_runs_and_c_hands_them_on_to_compare(tmp_path):
             assert [session.model.last_step for session in sessions] == [31, 2]
     finally:
         await closed(app, pool)
+
+
+@pytest.mark.skipif(find_sshd() is None, reason="OpenSSH's sshd is not installed")
+async def test_a_host_that_is_down_shows_on_its_rows_while_the_others_load(tmp_path, monkeypatch):
+    """Two runs on a real sshd, two on a host whose port nobody listens on, one local: the down
+    host's rows say why, the others fill in, and the host is asked once, not once per run."""
+    home = ClientHome(tmp_path / "home")
+    box = Sshd(tmp_path / "box", [home.public_key]).start()
+    try:
+        home.add_host("gpu", box.port)
+        home.trust(box.known_hosts_line())
+        home.add_host("dead", free_port())
+        monkeypatch.setenv("HOME", str(home.path))
+        monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+        runs = fleet_folder(tmp_path)
+        app, pool = await fleet_app([f"gpu:{runs}/running", f"gpu:{runs}/critical",
+                                     f"dead:{runs}/warning", f"dead:{runs}/finished",
+                                     str(runs / "stalled")])
+        try:
+            async with app.run_test(size=(160, 30)) as pilot:
+                await wait_for(pilot, lambda: len(rows(app)) == 5 and "opening" not in column(app, "state")
+                               and "-" not in column(app, "step")[2:], "every row", 20)
+                assert list(zip(column(app, "state"), column(app, "host"))) == [
+                    ("unreachable", "dead"), ("unreachable", "dead"), ("stalled", "local"),
+                    ("critical", "gpu"), ("running", "gpu")]
+                assert all("dead: cannot connect" in why for why in column(app, "worst finding")[:2])
+                assert column(app, "step")[2:] == ["5", "31", "2"]
+                assert pool.logins == 2  # gpu once, dead once for both its runs
+        finally:
+            await closed(app, pool)
+    finally:
+        box.stop()
