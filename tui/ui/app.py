@@ -119,6 +119,11 @@ class RlwatchApp(App[None]):
         self._dirty = self._accelerators_dirty = True  # drawn at once, with all it holds
         self._next_redraw_at = 0.0
 
+    @property
+    def showing_run(self) -> bool:
+        """Whether a run is shown (always, but on a fleet's own screen)."""
+        return True
+
     # What the screens read (``RunContext``): the shown session's parts.
     @property
     def model(self) -> RunModel:

@@ -58,12 +58,13 @@ class FleetApp(RlwatchApp):
         self.set_interval(JUDGE_IDLE_SECONDS, self._judge_all)
         self._rows_soon()
 
-    def _showing_run(self) -> bool:
+    @property
+    def showing_run(self) -> bool:
         """Whether a run's dashboard is on the screen stack (else the fleet alone is)."""
         return getattr(self, "dashboard", None) in self.screen_stack
 
     def _fleet_changed(self, run: FleetRun, change: RunChanged) -> None:
-        if self._showing_run() and run.session is not None:
+        if self.showing_run and run.session is not None:
             if run.session is self.session:
                 self._run_changed(change)
             elif change.accelerators and run.session.accelerators is self.session.accelerators:
@@ -76,7 +77,7 @@ class FleetApp(RlwatchApp):
             self._rows_soon()
 
     def _wake(self) -> None:
-        if self._showing_run():
+        if self.showing_run:
             super()._wake()
 
     def _judge_all(self) -> None:
@@ -84,7 +85,7 @@ class FleetApp(RlwatchApp):
         rule is for, and the rows' "last step" ages."""
         self._stale.update(id(run) for run in self.runs)
         self._rows_soon()
-        if self._showing_run():
+        if self.showing_run:
             self._judge_soon()
 
     def _rows_soon(self) -> None:
@@ -107,7 +108,7 @@ class FleetApp(RlwatchApp):
         rows = sorted(((run, self._row(run, now)) for run in self.runs),
                       key=lambda pair: row_order(pair[1]))
         self.fleet.show(rows)
-        if not self._showing_run():
+        if not self.showing_run:
             self.title = safe_text(f"rlwatch {fleet_line([row for _, row in rows])}")
 
     def _judge_run(self, run: FleetRun) -> None:
@@ -148,6 +149,6 @@ class FleetApp(RlwatchApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The run's keys (steps, findings…) only where a run is shown; escape only on its
         dashboard (the screens above it have their own)."""
-        if action in RUN_ACTIONS and not self._showing_run():
+        if action in RUN_ACTIONS and not self.showing_run:
             return False
         return super().check_action(action, parameters)

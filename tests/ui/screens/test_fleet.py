@@ -195,3 +195,22 @@ async def test_a_host_that_is_down_shows_on_its_rows_while_the_others_load(tmp_p
             await closed(app, pool)
     finally:
         box.stop()
+
+
+async def test_the_palette_offers_no_run_screens_on_the_fleet(tmp_path):
+    """ctrl+p's run commands (steps, charts…) act on the shown run: on the fleet there is none."""
+    runs = fleet_folder(tmp_path)
+    app, pool = await fleet_app([str(runs / "critical"), str(runs / "running")])
+    try:
+        async with app.run_test(size=(100, 24)) as pilot:
+            await wait_for(pilot, lambda: column(app, "state") == ["critical", "running"], "rows", 15)
+            await pilot.press("ctrl+p", *"steps", "enter")
+            await pilot.pause(0.3)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet, still")
+            await pilot.press("enter", "ctrl+p", *"steps")
+            await pilot.pause(0.3)
+            await pilot.press("enter")  # on a run's dashboard the palette opens its steps
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "StepsScreen", "the steps")
+    finally:
+        await closed(app, pool)
