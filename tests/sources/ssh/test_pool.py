@@ -204,3 +204,35 @@ async def test_a_glob_is_expanded_on_the_box_and_runs_nothing_it_names(boxes, tm
     finally:
         await pool.close()
     assert not (tmp_path / "runs" / "pwned").exists() and not list(tmp_path.rglob("pwned"))
+
+
+async def test_ten_runs_on_a_box_with_opensshs_default_channel_limit_all_follow(client_home, tmp_path):
+    """sshd allows ten channels per connection by default; ten followed runs hold ten tails and
+    the host's accelerator poller one more, so one shared connection would refuse the last."""
+    box = Sshd(tmp_path / "box", [client_home.public_key], max_sessions=10).start()
+    alias = f"tenbox-{box.port}"
+    client_home.add_host(alias, box.port)
+    client_home.trust(box.known_hosts_line())
+    folders = runs(tmp_path, 10)
+    pool = ConnectionPool()
+    sessions = [RunSession(RemoteLog(RemoteTarget(alias, str(folder)), NEEDLES, pool=pool),
+                           watch_accelerators=index == 0) for index, folder in enumerate(folders)]
+    following = []
+    try:
+        for session in sessions:
+            await session.connect()
+        following = [asyncio.create_task(session.follow()) for session in sessions]
+        await until(lambda: [s.model.last_step for s in sessions] == list(range(3, 13)), 30,
+                    "every run's steps")
+        with open(folders[-1] / "train.log", "ab") as handle:
+            handle.write(step_lines(13)[-1])
+        await until(lambda: sessions[-1].model.last_step == 13, 20, "the last run followed")
+        assert pool.logins == 3 and len(box.session_pids()) == 3  # four runs to a connection
+    finally:
+        for task in following:
+            task.cancel()
+        await asyncio.gather(*following, return_exceptions=True)
+        for session in sessions:
+            await session.close()
+        await pool.close()
+        box.stop()
