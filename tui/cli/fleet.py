@@ -13,7 +13,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -100,10 +100,25 @@ async def runs_of(words: list[str], pool: ConnectionPool) -> list[Found]:
 
 def fleet_runs(found: list[Found], pool: ConnectionPool, options: RunOptions) -> list[FleetRun]:
     """One FleetRun per run; the runs of one host share its accelerator readings (one poller
-    per host: its GPUs are the same whichever run's row shows them)."""
+    per host: its GPUs are the same whichever run's row shows them). A glob whose box could
+    not be asked is a row that asks again until it can, then becomes the runs it matches."""
     histories: dict[str, AcceleratorHistory] = {}
-    return [FleetRun(run.name, run.host, _opener(run, pool, options, histories),
-                     _host_trouble(run.wanted.target, pool)) for run in found]
+
+    def made(runs: list[Found]) -> list[FleetRun]:
+        return [FleetRun(run.name, run.host, _opener(run, pool, options, histories),
+                         _host_trouble(run.wanted.target, pool),
+                         expand=None if run.failure is None else _expander(run, pool, made))
+                for run in runs]
+
+    return made(found)
+
+
+def _expander(glob: Found, pool: ConnectionPool, made: Callable[[list[Found]], list[FleetRun]]
+              ) -> Callable[[], Awaitable[list[FleetRun]]]:
+    async def expand_again() -> list[FleetRun]:
+        return made([Found(match) for match in await expand(glob.wanted, pool)])
+
+    return expand_again
 
 
 def _opener(run: Found, pool: ConnectionPool, options: RunOptions,
@@ -156,13 +171,14 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
     from tui.ui.fleet_app import FleetApp
 
     pool = ConnectionPool(options.accept_new_host_key)
-    runs: list[FleetRun] = []
+    app: FleetApp | None = None
     try:
-        runs = fleet_runs(await runs_of(words, pool), pool, options)
-        app = FleetApp(runs, appearance=appearance)
+        app = FleetApp(fleet_runs(await runs_of(words, pool), pool, options), appearance=appearance)
         exit_on_hangup(app)
         await app.run_async()
     finally:
+        # The app's runs: a glob that was expanded late replaced its row with its runs.
+        runs = app.runs if app is not None else []
         await asyncio.gather(*(run.close() for run in runs), return_exceptions=True)
         await pool.close()
     return app.return_code or exit_codes.OK

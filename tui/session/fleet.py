@@ -14,7 +14,7 @@ layer knows nothing of how targets are written.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from tui.session.run_session import RunChanged, RunSession
@@ -32,11 +32,14 @@ class FleetRun:
 
     def __init__(self, name: str, host: str, open: Callable[[], RunSession],
                  host_trouble: Callable[[], str | None] = lambda: None,
-                 retry_s: tuple[float, ...] = RETRY_S) -> None:
+                 retry_s: tuple[float, ...] = RETRY_S,
+                 expand: Callable[[], Awaitable[list[FleetRun]]] | None = None) -> None:
         """``open`` makes the run's session (SourceError when its target is not readable,
         say a local path that is not there); it is called again until it succeeds.
         ``host_trouble``: what is wrong with the run's host now (its connection lost, its
-        last login refused), shared by the host's runs; None when it is well."""
+        last login refused), shared by the host's runs; None when it is well. ``expand``:
+        this row is a glob whose box could not be asked; it is asked again until it answers,
+        and the row is then ``replaced_by`` the runs the glob matches."""
         self.name = name
         self.host = host
         self._open = open
@@ -46,6 +49,8 @@ class FleetRun:
         self.reach: Reach = "opening"
         self._failure: str | None = None  # why the last attempt to open failed
         self.note: str | None = None
+        self._expand = expand
+        self.replaced_by: list[FleetRun] | None = None
         self._listeners: list[Callable[[FleetRun, RunChanged], None]] = []
 
     def listen(self, listener: Callable[[FleetRun, RunChanged], None]) -> None:
@@ -80,13 +85,25 @@ class FleetRun:
 
     async def watch(self) -> None:
         """Open the run, trying again with growing pauses until it opens, then follow it
-        until cancelled."""
+        until cancelled (a glob's row: expand it, then leave the following to its runs)."""
         attempt = 0
-        while not await self.open():
+        while not await (self._expanded() if self._expand is not None else self.open()):
             await asyncio.sleep(self._retry_s[min(attempt, len(self._retry_s) - 1)])
             attempt += 1
-        assert self.session is not None  # opened
-        await self.session.follow()
+        if self.session is not None:
+            await self.session.follow()
+
+    async def _expanded(self) -> bool:
+        """One attempt at expanding this row's glob; whether it is now its runs."""
+        assert self._expand is not None
+        try:
+            self.replaced_by = await self._expand()
+        except SourceError as error:
+            self.reach, self._failure = "unreachable", str(error)
+            self._tell(RunChanged())
+            return False
+        self._tell(RunChanged(model=True))
+        return True
 
     async def close(self) -> None:
         if self.session is not None:

@@ -46,17 +46,20 @@ class FleetApp(RlwatchApp):
     def __init__(self, runs: Sequence[FleetRun], *, appearance: Appearance | None = None) -> None:
         super().__init__([], appearance=appearance)
         self.runs = list(runs)
-        self.fleet = FleetScreen(self.runs)
+        self.fleet = FleetScreen()
         self._stale = {id(run) for run in self.runs}  # to judge again before their rows are drawn
         self._rows_timer: Timer | None = None
 
     def start(self) -> None:
         self.push_screen(self.fleet)
-        for run in self.runs:
-            run.listen(self._fleet_changed)
-            self.run_worker(run.watch(), group="fleet")
+        self._watch(self.runs)
         self.set_interval(JUDGE_IDLE_SECONDS, self._judge_all)
         self._rows_soon()
+
+    def _watch(self, runs: list[FleetRun]) -> None:
+        for run in runs:
+            run.listen(self._fleet_changed)
+            self.run_worker(run.watch(), group="fleet")
 
     @property
     def showing_run(self) -> bool:
@@ -64,6 +67,11 @@ class FleetApp(RlwatchApp):
         return getattr(self, "dashboard", None) in self.screen_stack
 
     def _fleet_changed(self, run: FleetRun, change: RunChanged) -> None:
+        if run.replaced_by is not None and run in self.runs:  # a glob's box answered at last
+            at = self.runs.index(run)
+            self.runs[at:at + 1] = run.replaced_by
+            self._stale.update(id(new) for new in run.replaced_by)
+            self._watch(run.replaced_by)
         if self.showing_run and run.session is not None:
             if run.session is self.session:
                 self._run_changed(change)

@@ -49,8 +49,9 @@ class ComparingApp(FleetApp):
         self.compared.append(message.sessions)
 
 
-async def fleet_app(words: list[str], app: type[FleetApp] = FleetApp) -> tuple[FleetApp, ConnectionPool]:
-    pool = ConnectionPool()
+async def fleet_app(words: list[str], app: type[FleetApp] = FleetApp,
+                    pool: ConnectionPool | None = None) -> tuple[FleetApp, ConnectionPool]:
+    pool = pool or ConnectionPool()
     runs = fleet_runs(await runs_of(words, pool), pool, RunOptions(None, load_rules()))
     return app(runs), pool
 
@@ -214,3 +215,31 @@ async def test_the_palette_offers_no_run_screens_on_the_fleet(tmp_path):
             await wait_for(pilot, lambda: type(app.screen).__name__ == "StepsScreen", "the steps")
     finally:
         await closed(app, pool)
+
+
+@pytest.mark.skipif(find_sshd() is None, reason="OpenSSH's sshd is not installed")
+async def test_a_glob_on_a_host_that_is_down_becomes_its_runs_when_the_host_comes_up(tmp_path, monkeypatch):
+    home = ClientHome(tmp_path / "home")
+    port = free_port()
+    home.add_host("late", port)
+    monkeypatch.setenv("HOME", str(home.path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    runs = fleet_folder(tmp_path)
+    app, pool = await fleet_app([f"late:{runs}/r*", str(runs / "critical")],
+                                pool=ConnectionPool(retry_s=0.1))
+    box = None
+    try:
+        async with app.run_test(size=(160, 30)) as pilot:
+            await wait_for(pilot, lambda: column(app, "state") == ["unreachable", "critical"], "rows", 15)
+            assert column(app, "run") == ["runs/r*", "runs/critical"]
+            assert "late: cannot connect" in column(app, "worst finding")[0]
+            box = Sshd(tmp_path / "box", [home.public_key], port=port)
+            home.trust(box.known_hosts_line())
+            box.start()
+            await wait_for(pilot, lambda: column(app, "run") == ["runs/critical", "runs/running"]
+                           and column(app, "step") == ["31", "2"], "the glob's run", 20)
+            assert column(app, "host") == ["local", "late"]
+    finally:
+        await closed(app, pool)
+        if box is not None:
+            box.stop()

@@ -101,9 +101,8 @@ class FleetScreen(Screen[None]):
     FleetScreen #detail { height: 1; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, runs: Sequence[FleetRun]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.runs = list(runs)
         self.rows: list[tuple[FleetRun, FleetRow]] = []
         self.marked: set[int] = set()  # the marked runs, by id()
         self._columns: list[Column] = []
@@ -161,8 +160,8 @@ class FleetScreen(Screen[None]):
             table.clear()
             for key, row_cells in zip(keys, cells):
                 table.add_row(*row_cells, key=key)
-            if current is not None and self.rows:
-                table.move_cursor(row=table.get_row_index(str(id(current))), animate=False)
+            if current is not None and str(id(current)) in keys:  # a glob's row may be gone
+                table.move_cursor(row=keys.index(str(id(current))), animate=False)
         self.query_one(TitleBar).update(Content.assemble(
             ("Fleet", "bold"), "  ", fleet_line([row for _, row in self.rows]),
             "  ", (f"{len(self.marked)} marked" if self.marked else "", "bold")))
