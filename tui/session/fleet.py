@@ -24,6 +24,7 @@ from tui.sources.base import SourceError
 # attempt; the SSH pool makes it one per host, whatever its number of runs).
 RETRY_S = (2.0, 5.0, 10.0, 30.0)
 
+# Whether a run can be read: not tried yet, open (its session connected), or not now.
 Reach = Literal["opening", "open", "unreachable"]
 
 
@@ -76,9 +77,7 @@ class FleetRun:
                 self.session.listen(self._tell)
             self.note = await self.session.connect()
         except SourceError as error:
-            self.reach, self._failure = "unreachable", str(error)
-            self._tell(RunChanged())
-            return False
+            return self._failed(error)
         self.reach, self._failure = "open", None
         self._tell(RunChanged(model=True))
         return True
@@ -99,11 +98,15 @@ class FleetRun:
         try:
             self.replaced_by = await self._expand()
         except SourceError as error:
-            self.reach, self._failure = "unreachable", str(error)
-            self._tell(RunChanged())
-            return False
+            return self._failed(error)
         self._tell(RunChanged(model=True))
         return True
+
+    def _failed(self, error: SourceError) -> bool:
+        """Say why this attempt failed (the row shows it until the next succeeds)."""
+        self.reach, self._failure = "unreachable", str(error)
+        self._tell(RunChanged())
+        return False
 
     async def close(self) -> None:
         if self.session is not None:
