@@ -138,6 +138,9 @@ class FleetApp(RlwatchApp):
         return fleet_row(run.name, run.host, session.model, session.findings, session.accelerators,
                          run.problem, run.reach == "open", now)
 
+    def on_fleet_screen_opened(self, message: FleetScreen.Opened) -> None:
+        self.open_run(message.run)
+
     def open_run(self, run: FleetRun) -> None:
         """Show ``run``'s dashboard (its session open), as ``rlwatch PATH`` would."""
         if run.session is None:

@@ -16,6 +16,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable
 
@@ -98,8 +99,14 @@ class FleetScreen(Screen[None]):
     )
     DEFAULT_CSS = """
     FleetScreen DataTable { height: 1fr; }
-    FleetScreen #detail { height: 1; padding: 0 1; color: $text-muted; }
     """
+
+    class Opened(Message):
+        """The user opened ``run`` (its session open): the app shows its dashboard."""
+
+        def __init__(self, run: FleetRun) -> None:
+            super().__init__()
+            self.run = run
 
     def __init__(self) -> None:
         super().__init__()
@@ -190,7 +197,7 @@ class FleetScreen(Screen[None]):
             self.notify(safe_text(run.problem or f"{run.name} is still opening"),
                         severity="warning", markup=False)
             return
-        self.app.open_run(run)  # type: ignore[attr-defined]
+        self.post_message(self.Opened(run))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
