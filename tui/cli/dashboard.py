@@ -42,7 +42,7 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
     ``theme`` and ``ascii_only`` are ``--theme`` and ``--ascii``/``--unicode``
     (None: not given; the settings file and the locale decide).
     """
-    appearance = appearance_of(theme, ascii_only)
+    appearance = _appearance(theme, ascii_only)
     if appearance is None:
         return 2  # argparse's status for a bad argument
     try:
@@ -61,7 +61,7 @@ def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = N
     if not speed > 0:  # also catches nan
         print("rlwatch: --speed must be a positive number of steps per second", file=sys.stderr)
         return 2
-    appearance = appearance_of(theme, ascii_only)
+    appearance = _appearance(theme, ascii_only)
     if appearance is None:
         return 2
     try:
@@ -76,7 +76,7 @@ async def _watch(session: RunSession, appearance: Appearance, name: str | None =
     try:
         session.note = await session.connect()
         app = RlwatchApp([session], name=name, appearance=appearance)
-        exit_on_hangup(app)
+        _exit_on_hangup(app)
         await app.run_async()
     finally:
         await session.close()
@@ -104,7 +104,7 @@ async def _demo(speed: float, appearance: Appearance) -> int:
                 await writer
 
 
-def appearance_of(theme: str | None, ascii_only: bool | None) -> Appearance | None:
+def _appearance(theme: str | None, ascii_only: bool | None) -> Appearance | None:
     """The theme and glyphs for this run; None (after one line on stderr) for an unknown theme."""
     from tui.ui.appearance import AppearanceError, resolve_appearance
 
@@ -115,7 +115,7 @@ def appearance_of(theme: str | None, ascii_only: bool | None) -> Appearance | No
         return None
 
 
-def exit_on_hangup(app: RlwatchApp) -> None:
+def _exit_on_hangup(app: RlwatchApp) -> None:
     """Leave cleanly on SIGTERM, and surely when the terminal goes away (SIGHUP: a killed tmux
     server, a closed pane, a dropped SSH session).
 

@@ -150,9 +150,9 @@ def run_fleet(words: list[str], log: str | None, rules_file: str | None = None,
               on_critical: str | None = None, accept_new_host_key: bool = False,
               theme: str | None = None, ascii_only: bool | None = None) -> int:
     """The fleet screen on the runs ``words`` name; returns the exit status."""
-    from tui.cli.dashboard import appearance_of
+    from tui.cli.dashboard import _appearance
 
-    appearance = appearance_of(theme, ascii_only)
+    appearance = _appearance(theme, ascii_only)
     if appearance is None:
         return 2  # argparse's status for a bad argument
     try:
@@ -166,7 +166,7 @@ def run_fleet(words: list[str], log: str | None, rules_file: str | None = None,
 
 
 async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) -> int:
-    from tui.cli.dashboard import exit_on_hangup
+    from tui.cli.dashboard import _exit_on_hangup
     from tui.sources.ssh.pool import ConnectionPool
     from tui.ui.fleet_app import FleetApp
 
@@ -174,7 +174,7 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
     app: FleetApp | None = None
     try:
         app = FleetApp(fleet_runs(await runs_of(words, pool), pool, options), appearance=appearance)
-        exit_on_hangup(app)
+        _exit_on_hangup(app)
         await app.run_async()
     finally:
         # The app's runs: a glob that was expanded late replaced its row with its runs.

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from textual.message import Message
 
-if TYPE_CHECKING:
-    from tui.session.run_session import RunSession
+from tui.session.run_session import RunSession
 
 
 class RunUpdated(Message):
@@ -20,9 +19,9 @@ class RunUpdated(Message):
 
 
 class CompareRuns(Message):
-    """The user asked to compare these runs (marked on the fleet screen); whoever offers a
-    compare view handles it (the app, where a compare screen is installed)."""
+    """Compare these runs (the fleet view's marked rows): the app opens the compare
+    screen on them. The sessions are the sender's, already connected and followed."""
 
-    def __init__(self, sessions: list[RunSession]) -> None:
+    def __init__(self, sessions: Sequence[RunSession]) -> None:
         super().__init__()
-        self.sessions = sessions
+        self.sessions = list(sessions)
