@@ -86,7 +86,7 @@ def exception_name(line: str) -> str:
 def _logical_lines(raw: str) -> list[tuple[str, str]]:
     """(process prefix, text) of each ``\\r`` segment of a physical line, bars removed, and
     of each screen row a terminal paste joined into one line with padding."""
-    out = []
+    out: list[tuple[str, str]] = []
     for segment in strip_ansi(raw.rstrip("\r\n")).split("\r"):
         prefix = ""
         match = PROCESS_PREFIX.match(segment)

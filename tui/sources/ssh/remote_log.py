@@ -107,7 +107,7 @@ class RemoteLog:
         """
         from tui.sources.ssh import remote_logger_run
 
-        self._conn = await self._login(None)
+        await self.open()
         try:
             note = await self._discover()
             if self._chosen is None:  # a file: a JSONL or event file named is that run
@@ -121,6 +121,16 @@ class RemoteLog:
         except (_Dropped, OSError, asyncssh.Error) as error:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
 
+    async def open(self) -> None:
+        """Connect to the host, reading nothing yet (``connect`` does, and opens first).
+
+        A source that learns the log's path on the host itself (a Slurm job's output
+        file, from ``scontrol`` on the login node) opens, runs its commands, ``aim``s
+        and then connects, all over this one connection. A connection that closed
+        since (an attempt that failed half-way, retried) is made again."""
+        if self._conn is None or self._conn.is_closed():
+            self._conn = await self._login(self._conn)
+
     async def _login(self, dropped: asyncssh.SSHClientConnection | None
                      ) -> asyncssh.SSHClientConnection:
         """A connection to the box: a login of its own, or the pool's for this host (in place
@@ -132,6 +142,11 @@ class RemoteLog:
         if self._seat is None:
             self._seat = self._pool.seat(self.target)
         return await self._pool.replace(self._seat, dropped)
+
+    def aim(self, path: str) -> None:
+        """Read ``path`` on the same host instead of the target's (before ``connect``)."""
+        self.target = replace(self.target, path=path)
+        self.path = path
 
     async def _discover(self) -> str | None:
         process = await self._open(
