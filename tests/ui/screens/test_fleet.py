@@ -243,3 +243,21 @@ async def test_a_glob_on_a_host_that_is_down_becomes_its_runs_when_the_host_come
         await closed(app, pool)
         if box is not None:
             box.stop()
+
+
+async def test_marked_runs_open_the_compare_screen_and_escape_comes_back(tmp_path):
+    from tui.ui.screens.compare import CompareScreen
+
+    runs = fleet_folder(tmp_path)
+    app, pool = await fleet_app([str(runs / name) for name in ("critical", "warning", "running")])
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: column(app, "state") == ["critical", "warning", "running"],
+                           "rows", 15)
+            await pilot.press("space", "space", "c")  # critical and warning
+            await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen")
+            await pilot.pause(0.5)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet again")
+    finally:
+        await closed(app, pool)
