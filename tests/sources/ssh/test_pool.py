@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -54,6 +55,24 @@ def boxes(client_home, tmp_path):
     yield Boxes(started, names, f"down-{down_port}", down_port)
     for box in started:
         box.stop()
+
+
+@asynccontextmanager
+async def followed(sessions: list[RunSession], pool: ConnectionPool):
+    """The sessions connected and followed inside the block; all of it torn down after."""
+    following = []
+    try:
+        for session in sessions:
+            await session.connect()
+        following = [asyncio.create_task(session.follow()) for session in sessions]
+        yield
+    finally:
+        for task in following:
+            task.cancel()
+        await asyncio.gather(*following, return_exceptions=True)
+        for session in sessions:
+            await session.close()
+        await pool.close()
 
 
 def runs(tmp_path, count: int) -> list:
@@ -160,10 +179,7 @@ async def test_a_dropped_connection_is_replaced_once_for_all_its_runs(boxes, tmp
     pool = ConnectionPool()
     sessions = [RunSession(RemoteLog(RemoteTarget(host.host, str(folder)), NEEDLES, pool=pool),
                            watch_accelerators=False) for folder in folders]
-    for session in sessions:
-        await session.connect()
-    following = [asyncio.create_task(session.follow()) for session in sessions]
-    try:
+    async with followed(sessions, pool):
         await until(lambda: [s.model.last_step for s in sessions] == [3, 4, 5], 20, "the backfills")
         for pid in box1.session_pids():  # the box's side of the shared connection dies
             os.kill(pid, signal.SIGKILL)
@@ -173,13 +189,6 @@ async def test_a_dropped_connection_is_replaced_once_for_all_its_runs(boxes, tmp
             handle.write(step_lines(4)[-1])  # the run goes on: its next step arrives
         await until(lambda: sessions[0].model.last_step == 4, 20, "the new step")
         assert pool.logins == 2 and len(box1.session_pids()) == 1
-    finally:
-        for task in following:
-            task.cancel()
-        await asyncio.gather(*following, return_exceptions=True)
-        for session in sessions:
-            await session.close()
-        await pool.close()
 
 
 def test_a_glob_is_quoted_but_for_its_wildcards():
@@ -217,22 +226,13 @@ async def test_ten_runs_on_a_box_with_opensshs_default_channel_limit_all_follow(
     pool = ConnectionPool()
     sessions = [RunSession(RemoteLog(RemoteTarget(alias, str(folder)), NEEDLES, pool=pool),
                            watch_accelerators=index == 0) for index, folder in enumerate(folders)]
-    following = []
     try:
-        for session in sessions:
-            await session.connect()
-        following = [asyncio.create_task(session.follow()) for session in sessions]
-        await until(lambda: [s.model.last_step for s in sessions] == list(range(3, 13)), 30,
-                    "every run's steps")
-        with open(folders[-1] / "train.log", "ab") as handle:
-            handle.write(step_lines(13)[-1])
-        await until(lambda: sessions[-1].model.last_step == 13, 20, "the last run followed")
-        assert pool.logins == 3 and len(box.session_pids()) == 3  # four runs to a connection
+        async with followed(sessions, pool):
+            await until(lambda: [s.model.last_step for s in sessions] == list(range(3, 13)), 30,
+                        "every run's steps")
+            with open(folders[-1] / "train.log", "ab") as handle:
+                handle.write(step_lines(13)[-1])
+            await until(lambda: sessions[-1].model.last_step == 13, 20, "the last run followed")
+            assert pool.logins == 3 and len(box.session_pids()) == 3  # four runs to a connection
     finally:
-        for task in following:
-            task.cancel()
-        await asyncio.gather(*following, return_exceptions=True)
-        for session in sessions:
-            await session.close()
-        await pool.close()
         box.stop()
