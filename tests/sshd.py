@@ -68,6 +68,8 @@ class Sshd:
     process: subprocess.Popen | None = None
     # Variables every session gets (sshd's SetEnv), e.g. OMP_NUM_THREADS, which GNU nproc obeys.
     env: dict[str, str] = field(default_factory=dict)
+    # Channels per connection (OpenSSH's default is 10; the tests allow more unless they say).
+    max_sessions: int = 32
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -91,7 +93,7 @@ class Sshd:
             "AllowTcpForwarding yes\n"
             "Compression yes\n"
             "MaxStartups 64\n"
-            "MaxSessions 32\n"
+            f"MaxSessions {self.max_sessions}\n"
             "LogLevel ERROR\n"
             # One line: sshd takes only the first SetEnv directive.
             + (f"SetEnv {' '.join(f'{name}={value}' for name, value in self.env.items())}\n"

@@ -61,4 +61,4 @@ def test_command_first_moves_the_command_and_reads_targets_as_watch():
     assert _command_first(parser, ["--log", "check", "report", "/r"]) == [
         "report", "--log", "check", "/r"]  # a value that reads like a command stays a value
     assert _command_first(parser, ["--help"]) == ["--help"]
-    assert _command_first(parser, ["/r", "--gpus", "h"]) == ["watch", "/r", "--gpus", "h"]
+    assert _command_first(parser, ["/r", "--gpus", "h"]) == ["watch", "--gpus", "h", "/r"]

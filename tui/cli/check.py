@@ -8,6 +8,7 @@ import math
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
@@ -21,15 +22,19 @@ from tui.rules.run_state import run_state
 from tui.session.run_session import RunSession
 from tui.sources.base import SourceError
 
+if TYPE_CHECKING:
+    from tui.sources.ssh.pool import ConnectionPool
+
 
 @asynccontextmanager
 async def loaded_run(target: str, log: str | None, accept_new_host_key: bool = False,
-                     rules: list[RuleSpec] | None = None, accelerators: bool = False
-                     ) -> AsyncIterator[RunSession]:
+                     rules: list[RuleSpec] | None = None, accelerators: bool = False,
+                     pool: ConnectionPool | None = None) -> AsyncIterator[RunSession]:
     """A session on ``target``, read once to its current end (with ``accelerators``, one
     reading of its host's devices too); its source stays open inside the block for range
-    reads (samples, step text). What the user should know goes to stderr."""
-    opened = open_target(target, log, accept_new_host_key)
+    reads (samples, step text). What the user should know goes to stderr. ``pool``: the
+    SSH connections several runs share."""
+    opened = open_target(target, log, accept_new_host_key, pool=pool)
     session = RunSession(opened.source, rules=rules, run_dir=local_run_dir(target), note=opened.note,
                          accept_new_host_key=accept_new_host_key)
     try:
@@ -49,9 +54,11 @@ async def load(target: str, log: str | None, accept_new_host_key: bool = False) 
         return session.model
 
 
-async def _judged(target: str, log: str | None, accept_new_host_key: bool,
-                  rules: list[RuleSpec]) -> RunSession:
-    async with loaded_run(target, log, accept_new_host_key, rules, accelerators=True) as session:
+async def judged(target: str, log: str | None, accept_new_host_key: bool,
+                 rules: list[RuleSpec], pool: ConnectionPool | None = None) -> RunSession:
+    """A session on ``target`` read once and judged (unless there is nothing to judge)."""
+    async with loaded_run(target, log, accept_new_host_key, rules, accelerators=True,
+                          pool=pool) as session:
         if not unreadable(session.model):
             session.judge()
         return session
@@ -123,7 +130,7 @@ def run_check(target: str, log: str | None, as_json: bool, rules_file: str | Non
     """Entry point for ``rlwatch check``."""
     try:
         rules = load_rules(*override_paths(rules_file))
-        session = asyncio.run(_judged(target, log, accept_new_host_key, rules))
+        session = asyncio.run(judged(target, log, accept_new_host_key, rules))
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE

@@ -17,7 +17,10 @@ Watch a verl (PPO/GRPO) training run from the terminal.
 
   rlwatch PATH               dashboard on a log file or a run directory;
                              PATH may be [user@]host:/path (read over SSH)
-  rlwatch check PATH         read the run once and report (exit 0 ok, 1 warning,
+  rlwatch PATH PATH…         the fleet: one row per run, worst first; enter opens
+                             one. Also @NAME (a run or group in runs.toml) and
+                             globs (gpu-host:'/runs/*')
+  rlwatch check PATH…        read the run(s) once and report (exit 0 ok, 1 warning,
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
   rlwatch report PATH        the end-of-run verdict (-o report.md / report.html, --json)
@@ -26,9 +29,15 @@ Watch a verl (PPO/GRPO) training run from the terminal.
   rlwatch compare A B …      runs side by side: key metrics by step, numbers,
                              the settings that differ
   rlwatch rules              print the active health rules
-  rlwatch status PATH        one line for tmux's status-right: run, step/total,
-                             reward, worst state (reads only what is new)
+  rlwatch status PATH…       one line for tmux's status-right: run, step/total,
+                             reward, worst state (reads only what is new); for
+                             several runs, their counts by state and the worst
 """
+
+
+FLEET_TARGETS = ("a log file or run directory, local or [user@]host:path or "
+                 "ssh://[user@]host[:port]/path; several, @NAME from ~/.config/rlwatch/runs.toml "
+                 "or a glob for a fleet")
 
 
 def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None:
@@ -73,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rlwatch {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    watch = commands.add_parser("watch", help="open the dashboard on a run (the default command)")
-    watch.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
+    watch = commands.add_parser("watch", help="open the dashboard on a run, or the fleet on "
+                                              "several (the default command)")
+    watch.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
     _add_log_option(watch)
     watch.add_argument("--on-critical", metavar="CMD",
                        help="run CMD (through your shell) with each new critical finding as JSON "
@@ -85,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_look_options(watch)
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
-    check.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
-    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
+    check.add_argument("--json", action="store_true",
+                       help="print one JSON object (several runs: an array of them)")
     _add_log_option(check)
 
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
@@ -119,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser(
         "status", help="one short line for tmux's status-right, e.g. "
                        "set -g status-right '#(rlwatch status /runs/cola)'")
-    status.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
+    status.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
     _add_log_option(status)
     _add_ascii_option(status)
     return parser
@@ -145,35 +156,46 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _command_first(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
-    """The arguments with the command first, as argparse's sub-commands need it.
+    """The arguments with the command first and its targets last, as argparse needs them.
 
     Users type options anywhere, as with any argparse tool: ``rlwatch --theme
     rlwatch-light /runs/cola`` and ``rlwatch --log grpo.log check /runs/cola``
-    as much as after the target. The first word that is neither an option nor
-    an option's value is the command, moved to the front, or a target, which
-    means ``watch``. With none (``--help``, ``--version``) nothing changes.
+    as much as after the target, and between the targets of a fleet
+    (``rlwatch /runs/a --theme t gpu:/runs/b``: argparse would take only the
+    targets before the first option). The first word that is neither an
+    option nor an option's value is the command, moved to the front, or a
+    target, which means ``watch``; the other words that are neither go last.
+    With none (``--help``, ``--version``) nothing changes.
     """
     commands = next(action for action in parser._actions
                     if isinstance(action, argparse._SubParsersAction))
     takes_value = {option for sub in commands.choices.values() for action in sub._actions
                    if action.nargs != 0 for option in action.option_strings}
-    at, skip = None, False
-    for index, word in enumerate(args):
-        if skip:
+    options: list[str] = []
+    words: list[str] = []
+    after_dashes: list[str] | None = None
+    skip = False
+    for word in args:
+        if after_dashes is not None:
+            after_dashes.append(word)
+        elif skip:
+            options.append(word)
             skip = False
         elif word == "--":
-            at = index + 1 if index + 1 < len(args) else None
-            break
+            after_dashes = []
         elif word.startswith("-") and word != "-":
+            options.append(word)
             skip = word in takes_value  # ``--log FILE``; ``--log=FILE`` is one word
         else:
-            at = index
-            break
-    if at is None:
+            words.append(word)
+    if not words and not after_dashes:
         return args
-    if args[at] in commands.choices:
-        return [args[at], *args[:at], *args[at + 1:]]
-    return ["watch", *args]  # ``rlwatch PATH`` means ``rlwatch watch PATH``
+    if words and words[0] in commands.choices:
+        command, targets = words[0], words[1:]
+    else:
+        command, targets = "watch", words  # ``rlwatch PATH`` means ``rlwatch watch PATH``
+    # After ``--`` a word is a target even if it looks like an option (``-odd-dir``).
+    return [command, *options, *targets, *(["--", *after_dashes] if after_dashes else [])]
 
 
 def _dispatch(argv: list[str] | None) -> int:
@@ -184,9 +206,16 @@ def _dispatch(argv: list[str] | None) -> int:
         parser.print_help()
         return 0
     if args.command == "check":
+        from tui.cli.fleet import is_fleet
+
+        if is_fleet(args.target):
+            from tui.cli.fleet import run_check_fleet
+
+            return run_check_fleet(args.target, args.log, args.json, args.rules,
+                                   args.accept_new_host_key)
         from tui.cli.check import run_check
 
-        return run_check(args.target, args.log, args.json, args.rules, args.accept_new_host_key)
+        return run_check(args.target[0], args.log, args.json, args.rules, args.accept_new_host_key)
     if args.command == "report":
         from tui.cli.report_command import run_report
 
@@ -212,10 +241,19 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.dashboard import run_demo
 
         return run_demo(args.speed, args.theme, args.ascii)
+    from tui.cli.fleet import is_fleet
+
+    if is_fleet(args.target):
+        if args.gpus:
+            parser.error("--gpus names the other nodes of one run; give it one target")
+        from tui.cli.fleet import run_fleet
+
+        return run_fleet(args.target, args.log, args.rules, args.on_critical,
+                         args.accept_new_host_key, args.theme, args.ascii)
     from tui.cli.dashboard import run_dashboard
 
     gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
-    return run_dashboard(args.target, args.log, args.rules, args.on_critical,
+    return run_dashboard(args.target[0], args.log, args.rules, args.on_critical,
                          args.accept_new_host_key, gpu_hosts, args.theme, args.ascii)
 
 

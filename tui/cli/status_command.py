@@ -40,7 +40,8 @@ from tui.cli.targets import OpenedTarget, open_target
 from tui.config import load_config
 from tui.parsers.text import safe_text
 from tui.rules.engine import RuleEngine
-from tui.rules.findings import Severity, worst_severity
+from tui.model.run_model import RunModel
+from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.session.feed import read_failure_blocks
 from tui.session.run_session import RunSession
@@ -56,29 +57,47 @@ def status_cache_dir() -> Path:
     return user_cache_path("rlwatch") / "status"
 
 
-def run_status(target: str, log: str | None, rules_file: str | None = None,
+def run_status(targets: list[str], log: str | None, rules_file: str | None = None,
                ascii_only: bool | None = None, accept_new_host_key: bool = False) -> int:
-    """Entry point for ``rlwatch status``; ``ascii_only`` None follows the settings and locale."""
+    """Entry point for ``rlwatch status``; ``ascii_only`` None follows the settings and locale.
+    Several targets (or a group, a glob) give the fleet's line instead of a run's."""
+    from tui.cli.fleet import is_fleet, run_status_fleet
+
     ascii_only = use_ascii(ascii_only, load_config().ascii, os.environ)
-    try:
-        rules = load_rules(*override_paths(rules_file))
-        opened = open_target(target, log, accept_new_host_key)
-        line, worst = asyncio.run(status_line(opened, rules, status_cache_dir()))
-        status = exit_codes.for_worst(worst)
-    except (SourceError, RuleFileError) as error:
-        line, status = f"rlwatch: {error}", exit_codes.UNREADABLE
+    if is_fleet(targets):
+        line, status = run_status_fleet(targets, log, rules_file, accept_new_host_key)
+    else:
+        line, status = _one_run(targets[0], log, rules_file, accept_new_host_key)
     line = safe_text(line)  # the run's name is a (remote) file name, the rest may quote the log
     print(to_ascii(line) if ascii_only else line)
     return status
 
 
+def _one_run(target: str, log: str | None, rules_file: str | None,
+             accept_new_host_key: bool) -> tuple[str, int]:
+    try:
+        rules = load_rules(*override_paths(rules_file))
+        opened = open_target(target, log, accept_new_host_key)
+        line, worst = asyncio.run(status_line(opened, rules, status_cache_dir()))
+        return line, exit_codes.for_worst(worst)
+    except (SourceError, RuleFileError) as error:
+        return f"rlwatch: {error}", exit_codes.UNREADABLE
+
+
 async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Path,
                       ) -> tuple[str, Severity | None]:
     """The line for the run behind ``opened`` and its worst severity, updating the kept state."""
+    model, findings = await status_judged(opened, rules, cache_dir)
+    return run_line(run_name(opened.source.label), model, findings), worst_severity(findings)
+
+
+async def status_judged(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Path,
+                        ) -> tuple[RunModel, list[Finding]]:
+    """The run behind ``opened`` and its findings, from the kept state and the new bytes."""
     source = opened.source
     await source.connect()
     if source.logger_files is not None:
-        return await _logger_run_line(source, rules)
+        return await _logger_run(source, rules)
     try:
         state = load_state(cache_dir, source.label)
         if state is None or not await _same_log(source, state):
@@ -92,12 +111,11 @@ async def status_line(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: Pa
     finally:
         await source.close()
     model = state.model()
-    findings = RuleEngine(rules).evaluate(model, now)
-    return run_line(run_name(source.label), model, findings), worst_severity(findings)
+    return model, RuleEngine(rules).evaluate(model, now)
 
 
-async def _logger_run_line(source: LogSource, rules: list[RuleSpec]) -> tuple[str, Severity | None]:
-    """The line for a run known only by its JSONL or event files, read whole each time.
+async def _logger_run(source: LogSource, rules: list[RuleSpec]) -> tuple[RunModel, list[Finding]]:
+    """A run known only by its JSONL or event files, read whole each time.
 
     The kept state is a console scanner's; these files have no use for it, so
     each call reads them whole: 1,000 steps × 150 keys took 0.4–1.2 s as a JSONL
@@ -110,8 +128,7 @@ async def _logger_run_line(source: LogSource, rules: list[RuleSpec]) -> tuple[st
         await session.load()
     finally:
         await session.close()
-    findings = session.judge()
-    return run_line(run_name(source.label), session.model, findings), worst_severity(findings)
+    return session.model, session.judge()
 
 
 async def _same_log(source: LogSource, state: StatusState) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui.parsers.log_scanner import NEEDLES
 from tui.sources.base import LogSource, SourceError
@@ -20,6 +21,9 @@ from tui.sources.slurm.target import parse_slurm_target
 from tui.sources.ssh.target import parse_target
 from tui.sources.tensorboard_events import is_event_file
 
+if TYPE_CHECKING:
+    from tui.sources.ssh.pool import ConnectionPool
+
 
 @dataclass(frozen=True, slots=True)
 class OpenedTarget:
@@ -29,15 +33,16 @@ class OpenedTarget:
     note: str | None
 
 
-def open_target(target: str, log: str | None = None,
-                accept_new_host_key: bool = False) -> OpenedTarget:
+def open_target(target: str, log: str | None = None, accept_new_host_key: bool = False,
+                *, pool: ConnectionPool | None = None) -> OpenedTarget:
     """Resolve ``target`` (file, run directory, ``[user@]host:path`` or ``slurm://login/JOBID``)
     and ``--log`` to a source.
 
     A remote source connects (and finds the log in a run directory, or the
     logger files of a run without one) in its ``connect()``; nothing touches
     the network here. A Ray job (``ray+http://``, ``ray://``, ``ray:``) is read through
-    its cluster's Jobs API.
+    its cluster's Jobs API. ``pool``: a fleet's shared SSH connections (one per host),
+    which a remote log then uses instead of a login of its own.
     """
     if is_ray_target(target):
         return _open_ray(target, log, accept_new_host_key)
@@ -60,7 +65,8 @@ def open_target(target: str, log: str | None = None,
         # A JSONL or event file named as the target is not grepped for console lines.
         name = remote.path.rstrip("/").rsplit("/", 1)[-1]
         needles = () if name.endswith(".jsonl") or is_event_file(name) else NEEDLES
-        return OpenedTarget(RemoteLog(remote, needles, accept_new_host_key, run_dir=run_dir), None)
+        return OpenedTarget(RemoteLog(remote, needles, accept_new_host_key, run_dir=run_dir,
+                                      pool=pool), None)
     try:
         return _open_local(Path(target).expanduser(), target, log)
     except PermissionError:

@@ -86,25 +86,43 @@ class RlwatchApp(App[None]):
 
     def __init__(self, sessions: Sequence[RunSession], *, name: str | None = None,
                  appearance: Appearance | None = None) -> None:
-        """``sessions``: the runs to show, each connected by the caller (one today: the
-        dashboard shows the first); ``name`` is the run's short name in the terminal title
-        (default: from its log's label); ``appearance`` is the theme, the themes ``t`` cycles
-        and ASCII mode (default: the shipped dark theme, remembered nowhere)."""
+        """``sessions``: the runs to show, each connected by the caller (the dashboard shows
+        the first; a fleet passes none and shows one at a time, ``show_session``); ``name``
+        is the run's short name in the terminal title (default: from its log's label);
+        ``appearance`` is the theme, the themes ``t`` cycles and ASCII mode (default: the
+        shipped dark theme, remembered nowhere)."""
         # Before Textual's __init__, which asks get_driver_class() for the driver.
         self.appearance = appearance or Appearance()
         super().__init__()
         self.sessions = list(sessions)
-        self.session = self.sessions[0]
-        self.short_name = name or run_name(self.session.source.label)
-        self._judged_at = 0.0
-        self.dashboard = DashboardScreen(self.session.model, self.session.label,
-                                         self.session.accelerators)
-        self._accelerators_dirty = False
-        self._dirty = False
-        self._drawing = False
-        self._next_redraw_at = 0.0
-        self._redraw_timer: Timer | None = None
+        self._dashboards: dict[int, DashboardScreen] = {}
         self._kept_screens: dict[type[Screen], Screen] = {}
+        self._redraw_timer: Timer | None = None
+        self._drawing = False
+        if self.sessions:
+            self.show_session(self.sessions[0], name)
+            # Nothing to draw before the first change: the new dashboard shows an empty run.
+            self._dirty = self._accelerators_dirty = False
+
+    def show_session(self, session: RunSession, name: str | None = None) -> None:
+        """Make ``session`` the one the dashboard and its screens show (its dashboard is
+        kept between visits; the other screens are made anew for it)."""
+        self.session = session
+        self.short_name = name or run_name(session.source.label)
+        dashboard = self._dashboards.get(id(session))
+        if dashboard is None:
+            dashboard = DashboardScreen(session.model, session.label, session.accelerators)
+            self._dashboards[id(session)] = dashboard
+        self.dashboard = dashboard
+        self._kept_screens.clear()  # made for the run shown before
+        self._judged_at = 0.0
+        self._dirty = self._accelerators_dirty = True  # drawn at once, with all it holds
+        self._next_redraw_at = 0.0
+
+    @property
+    def showing_run(self) -> bool:
+        """Whether a run is shown (always, but on a fleet's own screen)."""
+        return True
 
     # What the screens read (``RunContext``): the shown session's parts.
     @property
@@ -140,6 +158,10 @@ class RlwatchApp(App[None]):
         for problem in self.appearance.problems:
             # A theme file's path and error text: literal, never markup or terminal commands.
             self.notify(safe_text(problem), severity="warning", timeout=15, markup=False)
+        self.start()
+
+    def start(self) -> None:
+        """Show the first run and follow it (a fleet starts on its own screen instead)."""
         self.push_screen(self.dashboard)
         if self.session.note:
             self.dashboard.show_status(self.session.note)

@@ -87,6 +87,8 @@ class RunCommands(Provider):
                 for key in sorted(app.model.series)]
 
     async def discover(self) -> Hits:
+        if not self._app.showing_run:  # the fleet screen: no run to open screens of
+            return
         for name, command, help_text in self._screens():
             yield DiscoveryHit(name, command, help=help_text)
         for text, command, help_text in self._findings() + self._charts():
@@ -94,6 +96,8 @@ class RunCommands(Provider):
 
     async def search(self, query: str) -> Hits:
         app = self._app
+        if not app.showing_run:
+            return
         step = landing_step(app.model.every_step(), int(query)) if query.strip().isdigit() else None
         if step is not None:
             yield Hit(1.0, Content(f"step {step}"), partial(app.open_step, step), text=f"step {step}",

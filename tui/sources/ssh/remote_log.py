@@ -37,6 +37,7 @@ from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.box_clock import BoxClock
+from tui.sources.ssh.pool import ConnectionPool, Seat
 from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
@@ -54,9 +55,10 @@ class RemoteLog:
 
     def __init__(self, target: RemoteTarget, prefilter: Sequence[bytes] = (),
                  accept_new_host_key: bool = False, piece_bytes: int = 64 << 20,
-                 run_dir: str | None = None) -> None:
+                 run_dir: str | None = None, pool: ConnectionPool | None = None) -> None:
         """``run_dir``: the run directory the log belongs to, when the user named it
-        (``--log``); a directory target sets it in ``connect``."""
+        (``--log``); a directory target sets it in ``connect``. ``pool``: the fleet's
+        shared connections, which this log then uses instead of a login of its own."""
         self.target = target
         self.prefilter = tuple(prefilter)
         self.accept_new_host_key = accept_new_host_key
@@ -65,7 +67,9 @@ class RemoteLog:
         self.path = target.path
         self.run_dir = run_dir
         self._conn: asyncssh.SSHClientConnection | None = None
-        self._owns_connection = True
+        self._owns_connection = pool is None
+        self._pool = pool
+        self._seat: Seat | None = None  # this log's place in the pool, taken at the first login
         # The backfill connect() started for a log file, its plan read.
         self._first: _Backfill | None = None
         # Whether the user was told the box cannot say when the log was written.
@@ -80,6 +84,7 @@ class RemoteLog:
         """Another file of the same host, read over ``other``'s open connection."""
         source = cls(replace(other.target, path=path), accept_new_host_key=other.accept_new_host_key)
         source._conn, source._owns_connection = other.connection, False
+        source._pool, source._seat = other._pool, other._seat
         return source
 
     @property
@@ -121,11 +126,22 @@ class RemoteLog:
 
         A source that learns the log's path on the host itself (a Slurm job's output
         file, from ``scontrol`` on the login node) opens, runs its commands, ``aim``s
-        and then connects, all over this one connection."""
-        from tui.sources.ssh.connection import connect
+        and then connects, all over this one connection. A connection that closed
+        since (an attempt that failed half-way, retried) is made again."""
+        if self._conn is None or self._conn.is_closed():
+            self._conn = await self._login(self._conn)
 
-        if self._conn is None:
-            self._conn = await connect(self.target, self.accept_new_host_key)
+    async def _login(self, dropped: asyncssh.SSHClientConnection | None
+                     ) -> asyncssh.SSHClientConnection:
+        """A connection to the box: a login of its own, or the pool's for this host (in place
+        of ``dropped``, made once for every run that shares it)."""
+        if self._pool is None:
+            from tui.sources.ssh.connection import connect
+
+            return await connect(self.target, self.accept_new_host_key)
+        if self._seat is None:
+            self._seat = self._pool.seat(self.target)
+        return await self._pool.replace(self._seat, dropped)
 
     def aim(self, path: str) -> None:
         """Read ``path`` on the same host instead of the target's (before ``connect``)."""
@@ -252,8 +268,7 @@ class RemoteLog:
 
     async def _reconnect(self, reason: str) -> AsyncIterator[Status]:
         """Say the connection is lost, then try again with growing pauses until it is back."""
-        from tui.sources.ssh.connection import connect
-
+        dropped = self._conn
         status = f"connection to {self.target.host} lost ({reason}); reconnecting"
         for attempt in itertools.count():
             delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
@@ -261,7 +276,7 @@ class RemoteLog:
             await asyncio.sleep(delay)
             await self.close()
             try:
-                self._conn = await connect(self.target, self.accept_new_host_key)
+                self._conn = await self._login(dropped)
             except SourceError as error:
                 status = f"still no connection ({error}); trying again"
                 continue
@@ -376,8 +391,9 @@ class RemoteLog:
 
     async def close(self) -> None:
         self._drop_first_backfill()
-        if not self._owns_connection:  # the other source closes it; a reconnect makes our own
-            self._conn, self._owns_connection = None, True
+        if not self._owns_connection:  # its owner (a source, the pool) closes it; a reconnect
+            # makes our own, or asks the pool again
+            self._conn, self._owns_connection = None, self._pool is None
         if self._conn is not None:
             self._conn.close()
             try:

@@ -1,0 +1,190 @@
+"""A fleet's cost: 20 runs on 5 hosts against one run, opening time, memory and idle CPU.
+
+    python bench/fleet.py [--pairs 3] [--idle 30]
+
+Five loopback sshd instances stand for five boxes (each its own port, host key
+and ssh_config alias, a replayed H100 ``nvidia-smi`` on its PATH, so each
+host's accelerators are read as on a real box); each holds four runs, a copy
+of corpus 032's whole real GRPO log (1,120 steps). Every measurement runs in a
+fresh interpreter through the real app, headless:
+
+* ``one``: the dashboard on one of those runs (``rlwatch box1:/runs/r0``);
+* ``fleet``: the fleet screen on all 20 (``rlwatch box1:/runs/* … box5:/runs/*``).
+
+Each reports the seconds from start to every step of every run in its model,
+its own CPU time until then (the boxes' sshd and grep are other processes), its
+resident memory above the same interpreter with rlwatch imported (the
+baseline: what no run costs), and the CPU it uses over a quiet window once
+loaded (the logs stop growing; the accelerator readings go on). The two are
+measured in alternating pairs, and the ratios are taken pair by pair.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.table import Row, print_table  # noqa: E402
+from tests.corpus import verl_log  # noqa: E402
+from tests.sources.accelerators.conftest import H100_REAL  # noqa: E402
+from tests.sources.accelerators.replay import install  # noqa: E402
+from tests.sshd import ClientHome, Sshd  # noqa: E402
+
+HOSTS, RUNS_PER_HOST = 5, 4
+STEPS = 1120  # corpus 032's steps
+
+_CHILD = r"""
+import asyncio, json, sys, time
+sys.path.insert(0, {repo!r})
+from tui.cli.fleet import RunOptions, fleet_runs, runs_of
+from tui.cli.targets import open_target
+from tui.rules.rule_file import load_rules
+from tui.session.run_session import RunSession
+from tui.sources.ssh.pool import ConnectionPool
+from tui.ui.app import RlwatchApp
+from tui.ui.fleet_app import FleetApp
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+async def main(mode, targets, idle_s, steps):
+    base = rss_mb()
+    start = time.perf_counter()
+    pool = ConnectionPool()
+    if mode == "one":
+        session = RunSession(open_target(targets[0]).source)
+        await session.connect()
+        app, sessions = RlwatchApp([session]), lambda: [session]
+    else:
+        runs = fleet_runs(await runs_of(targets, pool), pool, RunOptions(None, load_rules()))
+        app = FleetApp(runs)
+        sessions = lambda: [run.session for run in runs]
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not all(s is not None and s.model.step_count == steps for s in sessions()):
+            await pilot.pause(0.01)
+        opened, opening_cpu = time.perf_counter() - start, time.process_time()
+        await pilot.pause(5.0)  # drawn, judged, the accelerators read
+        rss = rss_mb()
+        cpu, wall = time.process_time(), time.monotonic()
+        await asyncio.sleep(idle_s)
+        idle = (time.process_time() - cpu) / (time.monotonic() - wall)
+        shown = len(sessions())
+    await pool.close()
+    print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "rss_mb": rss - base,
+                      "idle": idle, "runs": shown,
+                      "logins": pool.logins}}))
+
+asyncio.run(main(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])))
+"""
+
+
+def box_cpu_s(boxes: list[Sshd]) -> float:
+    """CPU seconds the boxes have spent: each sshd listener's own and its reaped children's
+    (a connection's session process, and through it every shell and grep it ran), which
+    count once the connections close."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for box in boxes:
+        assert box.process is not None
+        fields = Path(f"/proc/{box.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
+def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
+            boxes: list[Sshd]) -> dict:
+    """One measurement in a fresh interpreter, with the boxes' CPU over it."""
+    repo = str(Path(__file__).resolve().parents[1])
+    before = box_cpu_s(boxes)
+    done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=repo), mode, json.dumps(targets),
+                           str(idle_s), str(STEPS)],
+                          capture_output=True, text=True, env=home.env(), timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    deadline = time.monotonic() + 10
+    while any(box.session_pids() for box in boxes) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the sessions end and are reaped: their CPU is counted then
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "box_cpu_s": box_cpu_s(boxes) - before}
+
+
+def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        home = ClientHome(root / "home")
+        install(root / "bin", "nvidia-smi", H100_REAL)
+        boxes, aliases = [], []
+        for index in range(1, HOSTS + 1):
+            box = Sshd(root / f"sshd{index}", [home.public_key],
+                       env={"PATH": f"{root / 'bin'}:/usr/bin:/bin"}).start()
+            boxes.append(box)
+            aliases.append(f"box{index}")
+            home.add_host(aliases[-1], box.port)
+            home.trust(box.known_hosts_line())
+            for run in range(RUNS_PER_HOST):
+                (root / f"runs{index}" / f"r{run}").mkdir(parents=True)
+                shutil.copy(verl_log("032"), root / f"runs{index}" / f"r{run}" / "train.log")
+        fleet = [f"{alias}:{root}/runs{index}/*" for index, alias in enumerate(aliases, 1)]
+        one = [f"box1:{root}/runs1/r0"]
+        try:
+            results = []
+            for _ in range(pairs):
+                results.append((measure(home, "one", one, idle_s, boxes),
+                                measure(home, "fleet", fleet, idle_s, boxes)))
+        finally:
+            for box in boxes:
+                box.stop()
+    runs = HOSTS * RUNS_PER_HOST
+    assert all(f["runs"] == runs and f["logins"] == HOSTS for _, f in results), results
+    open_ratio = statistics.median(f["open_s"] / o["open_s"] for o, f in results)
+    memory_ratio = statistics.median((f["rss_mb"] / runs) / o["rss_mb"] for o, f in results)
+    fleet_idle = statistics.median(f["idle"] for _, f in results)
+    one_open = statistics.median(o["open_s"] for o, _ in results)
+    fleet_open = statistics.median(f["open_s"] for _, f in results)
+    one_rss = statistics.median(o["rss_mb"] for o, _ in results)
+    fleet_rss = statistics.median(f["rss_mb"] for _, f in results)
+    one_idle = statistics.median(o["idle"] for o, _ in results)
+    one_cpu = statistics.median(o["open_cpu_s"] for o, _ in results)
+    fleet_cpu = statistics.median(f["open_cpu_s"] for _, f in results)
+    one_box = statistics.median(o["box_cpu_s"] for o, _ in results)
+    fleet_box = statistics.median(f["box_cpu_s"] for _, f in results)
+    each = f"{pairs} alternating pairs, median"
+    return [
+        Row(f"fleet of {runs} runs on {HOSTS} loopback hosts: start → every step of every run "
+            f"in the model ({each})", f"{fleet_open:.2f} s = {open_ratio:.2f}× one run",
+            f"one run {one_open:.2f} s", "≤ 2× one run", open_ratio <= 2.0),
+        Row("… this process's CPU from start to every step in the model (the boxes' sshd and "
+            "grep are other processes, on the same cores here)",
+            f"{fleet_cpu:.2f} s = {fleet_cpu / runs:.3f} s a run", f"one run {one_cpu:.2f} s",
+            "(informative)", True),
+        Row("… the boxes' CPU over the whole measurement (sshd, shells, grep, the replayed "
+            "nvidia-smi; on this machine's cores too)", f"{fleet_box:.1f} s", f"one run {one_box:.1f} s",
+            "(informative)", True),
+        Row(f"… memory per run above the bare interpreter with rlwatch imported ({HOSTS} SSH logins)",
+            f"{fleet_rss / runs:.1f} MB = {memory_ratio:.2f}× one run ({fleet_rss:.0f} MB in all)",
+            f"one run {one_rss:.1f} MB", "≤ 2× one run's", memory_ratio <= 2.0),
+        Row(f"… CPU idle, {HOSTS} hosts' accelerators read every 2 s ({idle_s:.0f} s)",
+            f"{fleet_idle * 100:.2f}% of a core", f"one run {one_idle * 100:.2f}%",
+            "≤ 3% of a core", fleet_idle <= 0.03),
+    ]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--idle", type=float, default=30.0)
+    options = parser.parse_args()
+    from bench.run_all import machine
+
+    print_table(rows(options.pairs, options.idle), machine())

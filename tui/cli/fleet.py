@@ -1,0 +1,287 @@
+"""Several runs at once: ``rlwatch A B …``, ``check A B --json`` and ``status A B``.
+
+Every command here opens its runs the same way: the words become runs
+(``tui.cli.run_list``: targets, ``@names`` from runs.toml, globs), remote
+ones share one SSH connection per host (``tui.sources.ssh.pool``), and all
+are read at once. A run that cannot be read is a row saying why, never the
+end of the command: one host that is down must not hide the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tui.cli import exit_codes
+from tui.cli.run_list import RunListError, Wanted, expand, globbed, wanted_runs
+from tui.cli.targets import local_run_dir, open_target
+from tui.model.accelerators import AcceleratorHistory
+from tui.parsers.text import safe_data, safe_text
+from tui.rules.findings import worst_severity
+from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.session.fleet import FleetRun
+from tui.session.run_session import RunSession
+from tui.sources.base import SourceError
+from tui.sources.ssh.target import parse_target
+from tui.ui.run_line import run_name
+
+if TYPE_CHECKING:
+    from tui.sources.ssh.pool import ConnectionPool
+    from tui.ui.appearance import Appearance
+    from tui.ui.fleet_rows import FleetRow
+
+LOCAL_HOST = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What the command line says about every run of the fleet."""
+
+    log: str | None
+    rules: list[RuleSpec]
+    accept_new_host_key: bool = False
+    on_critical: str | None = None
+
+
+def host_of(target: str) -> str:
+    """The host a target's run is on, as its row names it."""
+    remote = parse_target(target)
+    return LOCAL_HOST if remote is None else remote.host
+
+
+def _name(wanted: Wanted) -> str:
+    if wanted.name:
+        return wanted.name
+    remote = parse_target(wanted.target)
+    return run_name(remote.path if remote is not None else wanted.target)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A run the words name, or a glob that could not be expanded and why (its row says so)."""
+
+    wanted: Wanted
+    failure: str | None = None
+
+    @property
+    def name(self) -> str:
+        return _name(self.wanted)
+
+    @property
+    def host(self) -> str:
+        return host_of(self.wanted.target)
+
+    def check(self) -> None:
+        """SourceError for a glob that could not be expanded."""
+        if self.failure is not None:
+            raise SourceError(self.failure)
+
+
+async def runs_of(words: list[str], pool: ConnectionPool) -> list[Found]:
+    """The runs ``words`` name, globs expanded (all at once)."""
+    wanted = wanted_runs(words)
+
+    async def one(run: Wanted) -> list[Found]:
+        if not globbed(run):
+            return [Found(run)]
+        try:
+            return [Found(match) for match in await expand(run, pool)]
+        except SourceError as error:
+            return [Found(run, str(error))]
+
+    found = await asyncio.gather(*(one(run) for run in wanted))
+    return list(dict.fromkeys(run for runs in found for run in runs))
+
+
+def fleet_runs(found: list[Found], pool: ConnectionPool, options: RunOptions) -> list[FleetRun]:
+    """One FleetRun per run; the runs of one host share its accelerator readings (one poller
+    per host: its GPUs are the same whichever run's row shows them). A glob whose box could
+    not be asked is a row that asks again until it can, then becomes the runs it matches."""
+    histories: dict[str, AcceleratorHistory] = {}
+
+    def made(runs: list[Found]) -> list[FleetRun]:
+        return [FleetRun(run.name, run.host, _opener(run, pool, options, histories),
+                         _host_trouble(run.wanted.target, pool),
+                         expand=None if run.failure is None else _expander(run, pool, made))
+                for run in runs]
+
+    return made(found)
+
+
+def _expander(glob: Found, pool: ConnectionPool, made: Callable[[list[Found]], list[FleetRun]]
+              ) -> Callable[[], Awaitable[list[FleetRun]]]:
+    async def expand_again() -> list[FleetRun]:
+        return made([Found(match) for match in await expand(glob.wanted, pool)])
+
+    return expand_again
+
+
+def _opener(run: Found, pool: ConnectionPool, options: RunOptions,
+            histories: dict[str, AcceleratorHistory]) -> Callable[[], RunSession]:
+    def open_session() -> RunSession:
+        run.check()
+        target, host = run.wanted.target, run.host
+        opened = open_target(target, options.log, options.accept_new_host_key, pool=pool)
+        session = RunSession(opened.source, rules=options.rules, run_dir=local_run_dir(target),
+                             note=opened.note, accept_new_host_key=options.accept_new_host_key,
+                             on_critical=options.on_critical, watch_accelerators=host not in histories)
+        session.accelerators = histories.setdefault(host, session.accelerators)
+        return session
+
+    return open_session
+
+
+def _host_trouble(target: str, pool: ConnectionPool) -> Callable[[], str | None]:
+    remote = parse_target(target)
+    if remote is None:
+        return lambda: None
+    return lambda: pool.trouble(remote)
+
+
+# rlwatch A B …: the fleet screen
+
+
+def run_fleet(words: list[str], log: str | None, rules_file: str | None = None,
+              on_critical: str | None = None, accept_new_host_key: bool = False,
+              theme: str | None = None, ascii_only: bool | None = None) -> int:
+    """The fleet screen on the runs ``words`` name; returns the exit status."""
+    from tui.cli.dashboard import _appearance
+
+    appearance = _appearance(theme, ascii_only)
+    if appearance is None:
+        return 2  # argparse's status for a bad argument
+    try:
+        rules = load_rules(*override_paths(rules_file))
+        wanted_runs(words)  # an unknown @name or a bad runs.toml: said before the screen
+    except (RuleFileError, RunListError) as error:
+        print(f"rlwatch: {error}", file=sys.stderr)
+        return exit_codes.UNREADABLE
+    options = RunOptions(log, rules, accept_new_host_key, on_critical)
+    return asyncio.run(_fleet(words, options, appearance))
+
+
+async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) -> int:
+    from tui.cli.dashboard import _exit_on_hangup
+    from tui.sources.ssh.pool import ConnectionPool
+    from tui.ui.fleet_app import FleetApp
+
+    pool = ConnectionPool(options.accept_new_host_key)
+    app: FleetApp | None = None
+    try:
+        app = FleetApp(fleet_runs(await runs_of(words, pool), pool, options), appearance=appearance)
+        _exit_on_hangup(app)
+        await app.run_async()
+    finally:
+        # The app's runs: a glob that was expanded late replaced its row with its runs.
+        runs = app.runs if app is not None else []
+        await asyncio.gather(*(run.close() for run in runs), return_exceptions=True)
+        await pool.close()
+    return app.return_code or exit_codes.OK
+
+
+# check A B [--json]
+
+
+def run_check_fleet(words: list[str], log: str | None, as_json: bool, rules_file: str | None,
+                    accept_new_host_key: bool) -> int:
+    """``check`` on several runs: a JSON array (or each run's summary), and the worst exit
+    status of them all (3 when any could not be read)."""
+    try:
+        rules = load_rules(*override_paths(rules_file))
+        wanted_runs(words)
+    except (RuleFileError, RunListError) as error:
+        print(f"rlwatch: {error}", file=sys.stderr)
+        return exit_codes.UNREADABLE
+    results = asyncio.run(_check_all(words, RunOptions(log, rules, accept_new_host_key)))
+    if as_json:
+        print(json.dumps(safe_data([result for result, _, _ in results])))
+    else:
+        print(safe_text("\n\n".join(text for _, text, _ in results), multiline=True))
+    return max(status for _, _, status in results)
+
+
+async def _check_all(words: list[str], options: RunOptions) -> list[tuple[dict, str, int]]:
+    from tui.sources.ssh.pool import ConnectionPool
+
+    pool = ConnectionPool(options.accept_new_host_key)
+    try:
+        found = await runs_of(words, pool)
+        return list(await asyncio.gather(*(_check_one(run, pool, options) for run in found)))
+    finally:
+        await pool.close()
+
+
+async def _check_one(run: Found, pool: ConnectionPool, options: RunOptions
+                     ) -> tuple[dict, str, int]:
+    """One run's ``check --json`` object (with its name and host), its text, its status."""
+    from tui.cli.check import judged, render_text, report, unreadable
+
+    wanted = run.wanted
+    named = {"name": run.name, "host": run.host}
+    try:
+        run.check()
+        session = await judged(wanted.target, options.log, options.accept_new_host_key,
+                               options.rules, pool)
+    except SourceError as error:
+        return ({"target": wanted.target, **named, "error": str(error)}, f"{wanted.target}: {error}",
+                exit_codes.UNREADABLE)
+    if unreadable(session.model, quiet=True):
+        why = f"{session.model.log}: no verl step lines, progress bars or errors found"
+        return {"target": wanted.target, **named, "error": why}, why, exit_codes.UNREADABLE
+    readings = [sample.to_json() for sample in session.accelerators.latest()]
+    result = report(wanted.target, session.model, session.findings, readings)
+    return ({**result, **named}, render_text(result, session.model, session.findings),
+            exit_codes.for_worst(worst_severity(session.findings)))
+
+
+# status A B: one line for the whole fleet
+
+
+def run_status_fleet(words: list[str], log: str | None, rules_file: str | None,
+                     accept_new_host_key: bool) -> tuple[str, int]:
+    """The fleet's status line and exit status (the worst run's)."""
+    try:
+        rules = load_rules(*override_paths(rules_file))
+        wanted_runs(words)
+    except (RuleFileError, RunListError) as error:
+        return f"rlwatch: {error}", exit_codes.UNREADABLE
+    return asyncio.run(_status_all(words, RunOptions(log, rules, accept_new_host_key)))
+
+
+async def _status_all(words: list[str], options: RunOptions) -> tuple[str, int]:
+    from tui.cli.status_command import status_cache_dir, status_judged
+    from tui.sources.ssh.pool import ConnectionPool
+    from tui.ui.fleet_rows import fleet_line, fleet_row
+
+    pool = ConnectionPool(options.accept_new_host_key)
+    cache = status_cache_dir()
+
+    async def one(run: Found) -> tuple[FleetRow, int]:
+        name, host = run.name, run.host
+        try:
+            run.check()
+            opened = open_target(run.wanted.target, options.log, options.accept_new_host_key, pool=pool)
+            model, findings = await status_judged(opened, options.rules, cache)
+        except SourceError as error:
+            return (fleet_row(name, host, None, [], None, str(error), False, time.time()),
+                    exit_codes.UNREADABLE)
+        return (fleet_row(name, host, model, findings, None, None, True, time.time()),
+                exit_codes.for_worst(worst_severity(findings)))
+
+    try:
+        done = await asyncio.gather(*(one(run) for run in await runs_of(words, pool)))
+    finally:
+        await pool.close()
+    rows = [row for row, _ in done]
+    return fleet_line(rows), max((status for _, status in done), default=exit_codes.OK)
+
+
+def is_fleet(words: list[str]) -> bool:
+    """Whether the words name a fleet rather than one run: several, a group or a glob."""
+    return len(words) > 1 or any(word.startswith("@") or globbed(Wanted(word)) for word in words)
+

@@ -1,0 +1,224 @@
+"""The fleet: one row per run, the worst first, live; enter opens a run's dashboard.
+
+The app hands the screen fresh rows (``show``) when runs change, at most once
+a second; the screen only draws them. The cursor stays on its run while the
+rows re-sort under it. Space marks runs; ``c`` asks for the marked ones (or
+the one under the cursor and the next) to be compared (``CompareRuns``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable
+
+from tui.parsers.text import safe_text
+from tui.session.fleet import FleetRun
+from tui.ui.fleet_rows import FleetRow, RowState, fleet_line
+from tui.ui.messages import CompareRuns
+from tui.ui.widgets.key_bar import KeyBar
+from tui.ui.widgets.title_bar import TitleBar
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of the table: its title, the row's field, its width, and ``drop``: narrow
+    screens drop the highest first (0: never dropped)."""
+
+    title: str
+    field: str
+    width: int
+    drop: int = 0
+
+
+# The worst finding's column takes what the others leave, at least this much.
+WORST_MIN_WIDTH = 14
+COLUMNS = (
+    Column("", "mark", 1),
+    Column("state", "state", 11),
+    Column("run", "name", 16),
+    Column("host", "host", 10, drop=3),
+    Column("step", "step", 9),
+    Column("s/it", "sec_per_it", 6, drop=6),
+    Column("ETA", "eta", 6, drop=5),
+    Column("last", "since", 6, drop=1),
+    Column("reward", "reward", 7),
+    Column("val", "val", 7, drop=2),
+    Column("GPU", "accelerators", 8, drop=4),
+    Column("worst finding", "worst", WORST_MIN_WIDTH),
+)
+# What DataTable adds around each cell (one column of padding on each side).
+CELL_PADDING = 2
+# The style of each state's word, as the findings screen colours severities (the word says
+# it without the colour).
+STATE_STYLE = {
+    RowState.CRASHED: "bold red", RowState.UNREACHABLE: "bold red", RowState.STALLED: "bold yellow",
+    RowState.CRITICAL: "red", RowState.WARNING: "yellow", RowState.RUNNING: "green",
+    RowState.OPENING: "dim", RowState.PENDING: "dim", RowState.FINISHED: "dim",
+}
+
+
+def fitting(width: int) -> list[Column]:
+    """The columns that fit ``width``, dropping the least telling first (s/it, ETA, the GPUs,
+    the host, validation; the time since the last step last); the worst finding gets the
+    rest."""
+    kept = list(COLUMNS)
+
+    def needed() -> int:
+        return sum(column.width + CELL_PADDING for column in kept)
+
+    for column in sorted(COLUMNS, key=lambda column: -column.drop):
+        if needed() <= width or column.drop == 0:
+            break
+        kept.remove(column)
+    return kept
+
+
+class FleetScreen(Screen[None]):
+    """One row per run; enter opens its dashboard (escape there comes back here)."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Open", tooltip="the dashboard of the run under the cursor"),
+        Binding("space", "mark", "Mark", tooltip="mark or unmark the run (for compare)"),
+        Binding("c", "compare", "Compare",
+                tooltip="compare the marked runs (none marked: this one and the next)"),
+    ]
+    GUIDE = (
+        "One row per run, the worst first: crashed, unreachable (its host is down or its "
+        "path is missing; retried), stalled, critical, warning, running, finished. "
+        "'last' is the time since the run's last step; GPU is the mean use of its host's "
+        "devices. enter opens a run's dashboard, escape comes back."
+    )
+    DEFAULT_CSS = """
+    FleetScreen DataTable { height: 1fr; }
+    """
+
+    class Opened(Message):
+        """The user opened ``run`` (its session open): the app shows its dashboard."""
+
+        def __init__(self, run: FleetRun) -> None:
+            super().__init__()
+            self.run = run
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[FleetRun, FleetRow]] = []
+        self.marked: set[int] = set()  # the marked runs, by id()
+        self._columns: list[Column] = []
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self._lay_out(self.size.width)
+        self.query_one(DataTable).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if [c.field for c in fitting(event.size.width)] != [c.field for c in self._columns]:
+            self._lay_out(event.size.width)
+
+    def _lay_out(self, width: int) -> None:
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._columns = fitting(width)
+        rest = width - sum(c.width + CELL_PADDING for c in self._columns) - 2  # the scrollbar
+        for column in self._columns:
+            grow = max(0, rest) if column.field == "worst" else 0
+            table.add_column(column.title, key=column.field, width=column.width + grow)
+        self._draw()
+
+    def show(self, rows: Sequence[tuple[FleetRun, FleetRow]]) -> None:
+        """Draw these rows (already worst first), the cursor staying on its run; nothing to
+        do when they say what is shown (an idle fleet redraws nothing)."""
+        rows = list(rows)
+        if rows == self.rows:
+            return
+        current = self.current if self.is_mounted else None
+        self.rows = rows
+        if self.is_mounted:
+            self._draw(current)
+
+    def _draw(self, current: FleetRun | None = None) -> None:
+        """Fill the table from ``rows``, the cursor on ``current`` (default: the run under it).
+
+        Rows in the order already shown have only their changed cells replaced: an idle
+        fleet's redraw is a GPU reading or an age here and there, and rebuilding twenty
+        rows for it cost most of the fleet's idle CPU."""
+        table = self.query_one(DataTable)
+        keys = [str(id(run)) for run, _ in self.rows]
+        cells = [[self._cell(run, row, column) for column in self._columns] for run, row in self.rows]
+        if keys == [key.value for key in table.rows] and len(table.columns) == len(self._columns):
+            for key, new in zip(keys, cells):
+                for column, old, cell in zip(self._columns, table.get_row(key), new):
+                    if old != cell:
+                        table.update_cell(key, column.field, cell)
+        else:
+            current = current or self.current
+            table.clear()
+            for key, row_cells in zip(keys, cells):
+                table.add_row(*row_cells, key=key)
+            if current is not None and str(id(current)) in keys:  # a glob's row may be gone
+                table.move_cursor(row=keys.index(str(id(current))), animate=False)
+        self.query_one(TitleBar).update(Content.assemble(
+            ("Fleet", "bold"), "  ", fleet_line([row for _, row in self.rows]),
+            "  ", (f"{len(self.marked)} marked" if self.marked else "", "bold")))
+
+    def _cell(self, run: FleetRun, row: FleetRow, column: Column) -> Text:
+        if column.field == "mark":
+            return Text("●" if id(run) in self.marked else " ")
+        if column.field == "state":
+            return Text(row.state.value, style=STATE_STYLE[row.state])
+        # Names, hosts and findings come from paths and logs: drawn literally.
+        return Text(safe_text(str(getattr(row, column.field))), no_wrap=True, overflow="ellipsis")
+
+    @property
+    def current(self) -> FleetRun | None:
+        """The run under the cursor."""
+        table = self.query_one(DataTable)
+        if not self.rows or table.cursor_row < 0 or table.cursor_row >= len(self.rows):
+            return None
+        return self.rows[table.cursor_row][0]
+
+    def action_open(self) -> None:
+        run = self.current
+        if run is None:
+            return
+        if run.session is None or run.reach != "open":
+            self.notify(safe_text(run.problem or f"{run.name} is still opening"),
+                        severity="warning", markup=False)
+            return
+        self.post_message(self.Opened(run))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_mark(self) -> None:
+        run = self.current
+        if run is None:
+            return
+        self.marked ^= {id(run)}
+        self._draw()
+        self.query_one(DataTable).action_cursor_down()
+
+    def action_compare(self) -> None:
+        """Ask for the marked runs to be compared (none marked: this one and the next)."""
+        chosen = [run for run, _ in self.rows if id(run) in self.marked]
+        if not chosen:
+            at = self.query_one(DataTable).cursor_row
+            chosen = [run for run, _ in self.rows[at:at + 2]]
+        sessions = [run.session for run in chosen if run.session is not None and run.reach == "open"]
+        if len(sessions) < 2:
+            self.notify("Mark two or more open runs (space) to compare them.", severity="warning")
+            return
+        self.post_message(CompareRuns(sessions))
