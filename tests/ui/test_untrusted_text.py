@@ -71,6 +71,8 @@ async def test_every_screen_shows_the_sequences_inert_and_the_title_is_rlwatchs(
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: shown_step(app) == "5/5", "step 5")
         await wait_for(pilot, lambda: "CRIT" in app.title, "the critical finding in the title")
+        # The nan finding is critical at once; the crash's line once its block has been read.
+        await wait_for(pilot, lambda: "crashed: RuntimeError" in drawn(app), "the crash named")
         assert_screen_inert(app)
         # The run's name (its directory) in the header and the title, visibly.
         assert "run␛]0;PWNED-TITLE␇" in drawn(app)
