@@ -67,3 +67,13 @@ def test_block_summaries_draw_the_same_extremes_as_the_points():
     drawn = series.downsample(120)
     assert len(drawn) == 120 and max(drawn) == 40.0
     assert min(drawn) == min(v for v in values if math.isfinite(v))
+
+
+def test_the_finite_sum_follows_appends_and_rewrites_without_nan():
+    series = Series()
+    for step, value in enumerate([1.0, float("nan"), 2.5, float("inf")]):
+        series.set(step, value)
+    assert series.finite_sum() == 3.5
+    series.set(2, 0.5)  # a re-printed step rewrites its value
+    series.set(4, 1.0)
+    assert series.finite_sum() == 2.5

@@ -141,6 +141,11 @@ class Series:
         self._refresh()
         return self._range
 
+    def finite_sum(self) -> float:
+        """The sum of the finite values (kept up to date like the mean, not rescanned)."""
+        self._refresh()
+        return self._sum
+
     def finite_mean(self) -> float | None:
         """The mean of the finite values (kept up to date with the range, not rescanned)."""
         self._refresh()

@@ -42,3 +42,17 @@ async def test_no_limit_no_field(tmp_path):
         app.dashboard.header.show(app.model)
         await pilot.pause(0.1)
         assert "limit in" not in header_text(app)
+
+
+async def test_a_queued_job_says_so_instead_of_waiting_for_a_first_step(tmp_path):
+    log = tmp_path / "slurm-813.out"
+    log.write_bytes(b"")
+    app = open_app(log)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: "waiting for the first step" in header_text(app), "the header")
+        app.model.apply([JobRecord("Slurm", "813", "PENDING", JobOutcome.PENDING, "Priority")],
+                        now=time.time())
+        app.dashboard.header.show(app.model)
+        await pilot.pause(0.1)
+        assert "queued: Slurm PENDING (Priority)" in header_text(app)
+        assert "waiting for the first step" not in header_text(app)

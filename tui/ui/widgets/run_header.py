@@ -7,7 +7,6 @@ data needed.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -21,7 +20,7 @@ from textual.widget import Widget
 
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
-from tui.parsers.records import JobRecord
+from tui.parsers.records import JobOutcome, JobRecord
 from tui.parsers.text import safe_text
 from tui.rules.findings import Severity
 from tui.ui.format import format_duration, format_number
@@ -79,7 +78,7 @@ def read_facts(model: RunModel) -> RunFacts:
     else:
         series, _ = model.series_for(STEP_TIME)
         if series is not None and len(series):
-            facts.elapsed_s = math.fsum(v for v in series.values if math.isfinite(v))
+            facts.elapsed_s = series.finite_sum()  # kept as steps arrive: no rescan per redraw
             facts.elapsed_estimated = True
     return facts
 
@@ -173,7 +172,11 @@ class RunHeader(Widget):
         the verdict, which is never dropped, is cut at the end as a last resort."""
         facts = self.facts
         parts: list[tuple[int, Content]] = []  # (keep priority: higher is dropped later, field)
-        if facts.last_step is None:
+        job = facts.job
+        if facts.last_step is None and job is not None and job.outcome == JobOutcome.PENDING:
+            queued = f"queued: {job.scheduler} {job.state}" + (f" ({job.message})" if job.message else "")
+            parts.append((5, Content.styled(safe_text(queued), "$text-muted")))
+        elif facts.last_step is None:
             parts.append((5, Content.styled("waiting for the first step…", "$text-muted")))
         else:
             total = f"/{facts.total_steps}" if facts.total_steps else ""
