@@ -53,7 +53,7 @@ def open_target(target: str, log: str | None = None, accept_new_host_key: bool =
         if log is not None:
             raise SourceError(f"{target}: --log does not apply to a Slurm job (Slurm names its "
                               "output file, which is the log)")
-        return OpenedTarget(SlurmJobLog(slurm, accept_new_host_key), None)
+        return OpenedTarget(SlurmJobLog(slurm, accept_new_host_key, pool=pool), None)
     remote = parse_target(target)
     if remote is not None:
         from tui.sources.ssh.remote_log import RemoteLog

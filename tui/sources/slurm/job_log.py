@@ -45,6 +45,7 @@ from tui.sources.slurm.target import SlurmTarget
 
 if TYPE_CHECKING:
     from tui.sources.ssh.remote_log import RemoteLog
+    from tui.sources.ssh.pool import ConnectionPool
 
 # How often a running job's state is asked again (one scontrol on the login node each).
 POLL_S = 15.0
@@ -67,14 +68,16 @@ class SlurmJobLog:
     the user's jobs there instead, as an error that names them)."""
 
     def __init__(self, target: SlurmTarget, accept_new_host_key: bool = False,
-                 poll_s: float = POLL_S) -> None:
+                 poll_s: float = POLL_S, pool: ConnectionPool | None = None) -> None:
+        """``pool``: a fleet's shared SSH connections; the login node's is then shared with
+        the fleet's other jobs and runs there."""
         from tui.sources.ssh.remote_log import RemoteLog  # asyncssh: loaded when a job is read
 
         self.target = target
         self.accept_new_host_key = accept_new_host_key
         self.poll_s = poll_s
         # The login node's connection, and the job's output file once Slurm names it.
-        self.log = RemoteLog(target.login, NEEDLES, accept_new_host_key)
+        self.log = RemoteLog(target.login, NEEDLES, accept_new_host_key, pool=pool)
         self.job: SlurmJob | None = None
         self._log_open = False
         # False once Slurm has nothing left to say of the job (forgotten, accounting off).
