@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
 # Each thread reads this much at a time, cut back to its last newline: a needle never
@@ -28,6 +28,10 @@ from typing import Any
 # MiB stays in the CPU's caches between the read and the scan: 1 GiB took 0.25–0.29 s
 # on two threads here, against 0.40–0.45 s in 1 MiB chunks and 0.74 s in 16 MiB ones.
 CHUNK_BYTES = 512 * 1024
+# The range is cut into this many slices per thread, handed on in file order as each is
+# scanned: the caller parses the first slices' lines while the threads scan the rest
+# (and a dashboard shows its first steps after a slice, not after the whole file).
+SLICES_PER_WORKER = 4
 # A line is read whole up to this length; a longer one is junk (the scanner skips
 # lines over 16 MiB) and is passed over.
 LONGEST_LINE = 32 * 1024 * 1024
@@ -60,23 +64,37 @@ class LiteralSearch:
               workers: int | None = None, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[int, bytes]]:
         """(offset, line) of every line in ``[0, end)`` of ``path`` that holds a needle,
         in file order; ``end`` must be a line start (the end of the last whole line)."""
+        count = threads(workers)
+        with ThreadPoolExecutor(count) as pool:
+            return [line for part in self.slices(path, end, pool, count, chunk_bytes)
+                    for line in part.result()]
+
+    def slices(self, path: str | os.PathLike[str], end: int, pool: Executor, workers: int,
+               chunk_bytes: int = CHUNK_BYTES) -> list[Future[list[tuple[int, bytes]]]]:
+        """``lines``, as one future per slice of ``[0, end)`` in file order, scanned on ``pool``
+        (``workers`` threads: ``SLICES_PER_WORKER`` slices each)."""
         if end <= 0:
             return []
-        workers = max(1, min(workers or os.cpu_count() or 1, 16))
+        count = max(1, workers) * SLICES_PER_WORKER
         descriptor = os.open(path, os.O_RDONLY)
         try:
-            cuts = sorted({0, end, *(_line_start_after(descriptor, end * i // workers, end)
-                                     for i in range(1, workers))})
-            with ThreadPoolExecutor(len(cuts) - 1) as pool:
-                found = pool.map(lambda bounds: self._slice(descriptor, bounds[0], bounds[1],
-                                                            chunk_bytes), zip(cuts, cuts[1:]))
-                return [line for lines in found for line in lines]
+            cuts = sorted({0, end, *(_line_start_after(descriptor, end * i // count, end)
+                                     for i in range(1, count))})
+        finally:
+            os.close(descriptor)
+        return [pool.submit(self._slice, path, start, stop, chunk_bytes)
+                for start, stop in zip(cuts, cuts[1:])]
+
+    def _slice(self, path: str | os.PathLike[str], start: int, stop: int,
+               chunk_bytes: int) -> list[tuple[int, bytes]]:
+        """The matching lines of ``[start, stop)`` (both line starts), one scratch a slice."""
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            return self._scan(descriptor, start, stop, chunk_bytes)
         finally:
             os.close(descriptor)
 
-    def _slice(self, descriptor: int, start: int, stop: int,
-               chunk_bytes: int) -> list[tuple[int, bytes]]:
-        """The matching lines of ``[start, stop)`` (both line starts), one scratch a thread."""
+    def _scan(self, descriptor: int, start: int, stop: int, chunk_bytes: int) -> list[tuple[int, bytes]]:
         scratch = self._hs.Scratch(self._database)
         out: list[tuple[int, bytes]] = []
         at, size = start, chunk_bytes
@@ -99,6 +117,11 @@ class LiteralSearch:
             out += [(at + begin, line) for begin, line in _whole_lines(chunk, sorted(ends))]
             at, size = at + cut, chunk_bytes
         return out
+
+
+def threads(workers: int | None = None) -> int:
+    """How many threads scan: ``workers``, or one per CPU (at most 16)."""
+    return max(1, min(workers or os.cpu_count() or 1, 16))
 
 
 def _line_start_after(descriptor: int, near: int, limit: int) -> int:
