@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
@@ -76,7 +77,12 @@ class LiteralSearch:
     def slices(self, path: str | os.PathLike[str], end: int, pool: Executor, workers: int,
                chunk_bytes: int = CHUNK_BYTES) -> list[Future[list[tuple[int, bytes]]]]:
         """``lines``, as one future per slice of ``[0, end)`` in file order, scanned on ``pool``
-        (``workers`` threads: ``SLICES_PER_WORKER`` slices each)."""
+        (``workers`` threads: ``SLICES_PER_WORKER`` slices each).
+
+        The file is opened once, here: every slice reads the file that was there
+        now, even if a rotation puts another under the name meanwhile. It is
+        closed when the last slice is done (or cancelled).
+        """
         if end <= 0:
             return []
         count = max(1, workers) * SLICES_PER_WORKER
@@ -84,23 +90,28 @@ class LiteralSearch:
         try:
             cuts = sorted({0, end, *(_line_start_after(descriptor, end * i // count, end)
                                      for i in range(1, count))})
-        finally:
+            parts = [pool.submit(self._scan, descriptor, start, stop, chunk_bytes)
+                     for start, stop in zip(cuts, cuts[1:])]
+        except BaseException:
             os.close(descriptor)
-        return [pool.submit(self._slice, path, start, stop, chunk_bytes)
-                for start, stop in zip(cuts, cuts[1:])]
+            raise
+        left = [len(parts)]
+        lock = threading.Lock()
 
-    def _slice(self, path: str | os.PathLike[str], start: int, stop: int,
-               chunk_bytes: int) -> list[tuple[int, bytes]]:
-        """The matching lines of ``[start, stop)`` (both line starts), one scratch a slice."""
-        descriptor = os.open(path, os.O_RDONLY)
-        try:
-            return self._scan(descriptor, start, stop, chunk_bytes)
-        finally:
-            os.close(descriptor)
+        def close_after_the_last(_: Future[list[tuple[int, bytes]]]) -> None:
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    os.close(descriptor)
+
+        for part in parts:
+            part.add_done_callback(close_after_the_last)
+        return parts
 
     def _scan(self, descriptor: int, start: int, stop: int, chunk_bytes: int) -> list[tuple[int, bytes]]:
-        """The matching lines of ``[start, stop)``, read into one buffer the slice reuses
-        (no allocation or copy per chunk: the matcher scans the buffer where it lies)."""
+        """The matching lines of ``[start, stop)`` (both line starts), read into one buffer the
+        slice reuses (no allocation or copy per chunk: the matcher scans the buffer where it
+        lies), with one scratch a slice."""
         scratch = self._hs.Scratch(self._database)
         out: list[tuple[int, bytes]] = []
         buffer = bytearray(chunk_bytes)
