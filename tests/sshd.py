@@ -162,8 +162,8 @@ def _kill(pid: int) -> None:
         pass
 
 
-def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes whose arguments contain ``text`` (e.g. a unique path)."""
+def _cmdlines_mentioning(text: str) -> list[tuple[int, bytes]]:
+    """(pid, command line) of live processes but this one whose arguments contain ``text``."""
     found = []
     for pid in _all_pids():
         try:
@@ -171,8 +171,19 @@ def processes_mentioning(text: str) -> list[str]:
         except OSError:
             continue
         if text.encode() in raw and pid != os.getpid():
-            found.append(raw.replace(b"\0", b" ").decode(errors="replace"))
+            found.append((pid, raw))
     return found
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes whose arguments contain ``text`` (e.g. a unique path)."""
+    return [raw.replace(b"\0", b" ").decode(errors="replace") for _, raw in _cmdlines_mentioning(text)]
+
+
+def pids_mentioning(text: str) -> list[int]:
+    """Ids of live processes whose arguments contain ``text``: the ones a test started, when
+    ``text`` is a directory of its own."""
+    return [pid for pid, _ in _cmdlines_mentioning(text)]
 
 
 @dataclass

@@ -15,6 +15,7 @@ from tui.sources.base import LogSource, SourceError
 from tui.sources.discovery import NoLogFound, find_training_log
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import local_logger_run, local_run_instead_of, logger_dir_run
+from tui.sources.ray.address import is_ray_target
 from tui.sources.slurm.target import parse_slurm_target
 from tui.sources.ssh.target import parse_target
 from tui.sources.tensorboard_events import is_event_file
@@ -35,8 +36,11 @@ def open_target(target: str, log: str | None = None,
 
     A remote source connects (and finds the log in a run directory, or the
     logger files of a run without one) in its ``connect()``; nothing touches
-    the network here.
+    the network here. A Ray job (``ray+http://``, ``ray://``, ``ray:``) is read through
+    its cluster's Jobs API.
     """
+    if is_ray_target(target):
+        return _open_ray(target, log, accept_new_host_key)
     slurm = parse_slurm_target(target)
     if slurm is not None:
         from tui.sources.slurm.job_log import SlurmJobLog
@@ -65,6 +69,16 @@ def open_target(target: str, log: str | None = None,
         raise SourceError(f"{target}: {error.strerror or error}") from None
 
 
+def _open_ray(target: str, log: str | None, accept_new_host_key: bool) -> OpenedTarget:
+    """A Ray job: its driver log, read through the cluster's Jobs API."""
+    if log is not None:
+        raise SourceError(f"{target}: --log does not apply to a Ray job (its log is the driver's)")
+    from tui.sources.ray.address import parse_ray_target
+    from tui.sources.ray.ray_job import RayJobLog
+
+    return OpenedTarget(RayJobLog(parse_ray_target(target), accept_new_host_key), None)
+
+
 def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:
     if log is not None:
         log_path = Path(log).expanduser()
@@ -91,7 +105,7 @@ def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:
 
 def local_run_dir(target: str) -> Path | None:
     """The run directory ``target`` names on this machine, or None (a log file, a remote run)."""
-    if parse_target(target) is not None:
+    if is_ray_target(target) or parse_target(target) is not None:
         return None
     path = Path(target).expanduser()
     return path if path.is_dir() else None
