@@ -2,6 +2,9 @@
 
 Usage: python bench/check_vs_grep.py [--size-mb 1024] [--pairs 7] [--keep DIR]
 
+``--keep DIR`` builds the logs there (``make_<size>.log``, ``chatter_<size>.log``)
+and reuses them on later runs.
+
 Both workloads, built here: bench/make_log.py's (corpus 032's step lines among
 short chatter) and the seed-001 workload (../shared/bench/chatter_log.py:
 paragraphs of Chinese and English reward-function text around the same step
@@ -10,7 +13,9 @@ the file already in the page cache; both write to a pipe that is read to the
 end (GNU grep stops at its first match when its output is /dev/null). The
 figure is the median of the per-pair ratios, with the spread.
 
-Baseline, exactly: ``LC_ALL=C grep -c step: LOG``.
+Baseline, exactly: ``LC_ALL=C grep -c step: LOG``. rlwatch runs as installed:
+its modules byte-compiled first (pip compiles an installed package's; a checkout
+under ``PYTHONDONTWRITEBYTECODE`` would otherwise compile them on every start).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.make_log import build  # noqa: E402
+from bench.table import Row, print_table  # noqa: E402
 
 CHATTER = REPO.parent / "shared" / "bench" / "chatter_log.py"
 REAL_LOG = next((REPO.parent / "shared" / "corpus" / "verl_logs").glob("032_*.log"))
@@ -48,11 +54,34 @@ def pairs(log: Path, count: int) -> list[tuple[float, float]]:
     return [(timed(rlwatch), timed(grep, c_locale)) for _ in range(count)]
 
 
-def report(name: str, measured: list[tuple[float, float]]) -> str:
-    ratios = [ours / theirs for ours, theirs in measured]
-    return (f"| {name} | {statistics.median(o for o, _ in measured):.2f} s | "
-            f"{statistics.median(t for _, t in measured):.2f} s | "
-            f"{statistics.median(ratios):.2f}× ({min(ratios):.2f}–{max(ratios):.2f}) |")
+def logs(folder: Path, size_mb: int) -> list[tuple[str, Path]]:
+    """Both workloads' logs of ``size_mb`` in ``folder``, built unless already there."""
+    short = folder / f"make_{size_mb}.log"
+    chatter = folder / f"chatter_{size_mb}.log"
+    if not short.exists():
+        build(short, size_mb * 1024 * 1024)
+    if not chatter.exists():
+        subprocess.run([sys.executable, str(CHATTER), str(REAL_LOG), str(chatter), str(size_mb)],
+                       check=True, stdout=subprocess.DEVNULL)
+    return [("bench/make_log.py", short), ("seed-001 chatter", chatter)]
+
+
+def rows(size_mb: int = 1024, count: int = 7, folder: Path | None = None) -> list[Row]:
+    """One row per workload: the median of the per-pair ratios, with their spread."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tui")], check=True,
+                   stdout=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory() as scratch:
+        out = []
+        for name, log in logs(folder or Path(scratch), size_mb):
+            measured = pairs(log, count)
+            ratios = [ours / theirs for ours, theirs in measured]
+            ratio = statistics.median(ratios)
+            out.append(Row(f"`rlwatch check LOG --json`, whole process, {size_mb} MiB {name} log",
+                           f"{statistics.median(o for o, _ in measured):.2f} s = {ratio:.2f}× "
+                           f"({min(ratios):.2f}–{max(ratios):.2f})",
+                           f"`LC_ALL=C grep -c step: LOG` {statistics.median(t for _, t in measured):.2f} s",
+                           "≤ 2×", ratio <= 2))
+        return out
 
 
 def main() -> None:
@@ -61,20 +90,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="build the logs here and keep them")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        folder = args.keep or Path(scratch)
-        folder.mkdir(parents=True, exist_ok=True)
-        short = folder / f"make_{args.size_mb}.log"
-        chatter = folder / f"chatter_{args.size_mb}.log"
-        if not short.exists():
-            build(short, args.size_mb * 1024 * 1024)
-        if not chatter.exists():
-            subprocess.run([sys.executable, str(CHATTER), str(REAL_LOG), str(chatter),
-                            str(args.size_mb)], check=True, stdout=subprocess.DEVNULL)
-        print("| workload | rlwatch check --json | LC_ALL=C grep -c step: | ratio (spread) |")
-        print("|---|---|---|---|")
-        for name, log in (("bench/make_log.py", short), ("seed-001 chatter", chatter)):
-            print(report(f"{name}, {args.size_mb} MiB", pairs(log, args.pairs)), flush=True)
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    print_table(rows(args.size_mb, args.pairs, args.keep), "")
 
 
 if __name__ == "__main__":

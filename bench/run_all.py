@@ -1,9 +1,11 @@
 """Run every benchmark and print the table the README carries.
 
-    python bench/run_all.py [--quick]
+    python bench/run_all.py [--quick] [--logs DIR]
 
 Each figure sits next to a baseline measured in the same run. ``--quick``
 uses a 256 MiB log and a shorter idle window (for a look, not for the README).
+``--logs DIR`` keeps the two big workloads' logs there (bench/make_log.py's and
+seed 001's chatter, ``make_<MiB>.log`` and ``chatter_<MiB>.log``) and reuses them.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import idle_cpu, local_open, memory, startup, ui_keys, ui_latency  # noqa: E402
+from bench import check_vs_grep, idle_cpu, local_open, memory, startup, ui_keys, ui_latency  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
 
 
@@ -32,19 +36,27 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    quick = parser.parse_args().quick
+    parser.add_argument("--logs", type=Path, help="keep (and reuse) the big workloads' logs here")
+    args = parser.parse_args()
+    quick, size = args.quick, 256 if args.quick else 1024
+    folder = args.logs or Path(tempfile.mkdtemp(prefix="rlwatch-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     rows += startup.rows()
-    rows += local_open.rows((256,) if quick else (1024,))
+    rows += check_vs_grep.rows(size, folder=folder)
+    rows += local_open.rows((size,))
     rows += memory.rows()
     rows += ui_latency.rows()
     rows += ui_keys.rows()
     rows += idle_cpu.rows(15.0 if quick else 60.0)
     print_table(rows, machine())
     remote = Path(__file__).with_name("ssh_backfill.py")
-    if remote.exists():
-        print("\nRemote (bench/ssh_backfill.py):\n")
-        subprocess.run([sys.executable, str(remote), *(["--size-mb", "256"] if quick else [])])
+    for workload, log in zip(("make", "chatter"), (folder / f"make_{size}.log", folder / f"chatter_{size}.log")):
+        print(f"\nRemote, {workload} workload (bench/ssh_backfill.py):\n", flush=True)
+        subprocess.run([sys.executable, str(remote), "--size-mb", str(size), "--workload", workload,
+                        "--log", str(log)], check=False)
+    if args.logs is None:
+        shutil.rmtree(folder)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,19 @@
-"""Remote figures over a loopback sshd: time to a full dashboard, bytes over the wire,
-the same through a 10 MB/s + 20 ms link, follow latency, and client CPU while idle.
+"""Remote figures over a loopback sshd: ``rlwatch check host:LOG`` as a whole process, time
+to a full dashboard, bytes over the wire, the same through a 10 MB/s + 20 ms link, follow
+latency, and client CPU while idle.
 
-Baseline, in the same run over the same connection setup: ``ssh host grep -c step: log``
-(OpenSSH's own client). The log is bench/make_log.py's: a real run's 1,120 step
-lines in reward-function chatter.
+Baseline, in the same run over the same connection setup: ``ssh host grep -c step: LOG``
+(OpenSSH's own client, a whole process, its output read through a pipe). The log is
+bench/make_log.py's (``--workload make``) or seed 001's chatter (``--workload chatter``,
+../shared/bench/chatter_log.py): a real run's 1,120 step lines in reward-function chatter.
+``--log`` reuses a log built before (either workload's, as the bench made it).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,6 +42,23 @@ def ssh_grep(home: ClientHome, alias: str, log: Path) -> float:
     subprocess.run(["ssh", "-F", str(home.config), "-o", f"UserKnownHostsFile={home.known_hosts}",
                     alias, f"grep -c step: {log}"], check=True, capture_output=True)
     return time.perf_counter() - start
+
+
+def check_process(alias: str, log: Path) -> float:
+    """Seconds for ``rlwatch check ALIAS:LOG --json`` as a whole process (start-up included)."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "tui", "check", f"{alias}:{log}", "--json"],
+                          capture_output=True, cwd=Path(__file__).resolve().parents[1])
+    elapsed = time.perf_counter() - start
+    assert b'"steps": 1120' in done.stdout, done.stdout[:300] + done.stderr[-300:]
+    return elapsed
+
+
+def paired(first, second, tries: int) -> tuple[float, float, list[float]]:
+    """Median seconds of ``first`` and ``second`` run in turn ``tries`` times, and each pair's ratio."""
+    pairs = [(first(), second()) for _ in range(tries)]
+    return (statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs),
+            [a / b for a, b in pairs])
 
 
 async def load(alias: str, log: Path, proxy: ThrottleProxy | None = None) -> tuple[float, int]:
@@ -101,13 +122,16 @@ def build_workload(log: Path, size_mb: int, workload: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
-async def measure(size_mb: int, workload: str = "make") -> list[Row]:
+async def measure(size_mb: int, workload: str = "make", built: Path | None = None) -> list[Row]:
     import os
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         log = root / "grpo.log"
-        build_workload(log, size_mb, workload)
+        if built is None:
+            build_workload(log, size_mb, workload)
+        else:  # a copy: the follow figures append to the log
+            shutil.copyfile(built, log)
         size = log.stat().st_size
         home = ClientHome(root / "home")
         server = Sshd(root / "sshd", [home.public_key]).start()
@@ -130,13 +154,19 @@ async def measure(size_mb: int, workload: str = "make") -> list[Row]:
                 slow_base.append(await asyncio.to_thread(ssh_grep, home, "slowbox", log))
                 slow.append((await load("slowbox", log))[0])
             base, ours, slow_base, slow = min(base), min(ours), min(slow_base), min(slow)
+            check, check_base, ratios = await asyncio.to_thread(
+                paired, lambda: check_process("box", log), lambda: ssh_grep(home, "box", log), TRIES)
             proxy.bytes_to_client = 0
             _, received = await load("slowbox", log, proxy)
             p95, idle = await follow_figures("box", log)
         finally:
             await proxy.stop()
             server.stop()
+    ratio = statistics.median(ratios)
     return [
+        Row(f"remote: `rlwatch check host:LOG --json`, whole process, {size_mb} MiB {workload} log",
+            f"{check:.2f} s = {ratio:.2f}× ({min(ratios):.2f}–{max(ratios):.2f})",
+            f"`ssh host grep -c step: LOG` {check_base:.2f} s", "≤ 1.5×", ratio <= 1.5),
         Row(f"remote: start → all steps loaded, {size_mb} MiB {workload} log, loopback sshd",
             f"{ours:.2f} s = {ours / base:.2f}× baseline", f"`ssh host grep -c step: log` {base:.2f} s",
             "≤ 1.5×", ours <= 1.5 * base),
@@ -156,8 +186,9 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--workload", choices=("make", "chatter"), default="make",
                         help="bench/make_log.py's log, or ../shared/bench/chatter_log.py's (seed 001)")
+    parser.add_argument("--log", type=Path, help="that workload's log, built before (copied: the bench appends)")
     args = parser.parse_args()
-    rows = asyncio.run(measure(args.size_mb, args.workload))
+    rows = asyncio.run(measure(args.size_mb, args.workload, args.log))
     print_table(rows, "loopback sshd on this machine")
 
 

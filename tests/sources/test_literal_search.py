@@ -63,3 +63,39 @@ def test_a_log_truncated_while_it_is_scanned_gives_what_was_there(tmp_path):
     path.write_bytes(b"step:1 - a:1\nchatter\n")
     found = LiteralSearch(NEEDLES).lines(path, 10_000, workers=2, chunk_bytes=8)
     assert found == [(0, b"step:1 - a:1\n")]
+
+
+def test_slices_come_in_file_order_four_a_thread_and_together_are_the_lines(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = b"".join(b"chatter %d\nstep:%d - a:1\n" % (i, i) for i in range(400))
+    path = tmp_path / "log"
+    path.write_bytes(body)
+    search = LiteralSearch(NEEDLES)
+    with ThreadPoolExecutor(2) as pool:
+        parts = [part.result() for part in search.slices(path, len(body), pool, 2)]
+    assert len(parts) == 8 and all(parts)
+    assert [line for part in parts for line in part] == search.lines(path, len(body))
+    assert [offset for part in parts for offset, _ in part] == sorted(
+        offset for part in parts for offset, _ in part)
+
+
+def test_slices_read_the_file_there_when_they_were_asked_for_even_if_it_is_replaced(tmp_path):
+    import os
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    old = b"".join(b"chatter\nstep:%d - a:1\n" % i for i in range(200))
+    path = tmp_path / "log"
+    path.write_bytes(old)
+    rotated = tmp_path / "new"
+    rotated.write_bytes(b"x" * len(old))
+    search = LiteralSearch(NEEDLES)
+    release = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(release.wait)  # the one thread is busy: no slice has started yet
+        parts = search.slices(path, len(old), pool, 1)
+        os.replace(rotated, path)  # a rotation puts another file under the name
+        release.set()
+        found = [line for part in parts for line in part.result()]
+    assert len(found) == 200

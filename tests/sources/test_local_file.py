@@ -154,3 +154,15 @@ async def test_a_grep_backfilled_log_says_how_old_its_lines_are(tmp_path):
     os.utime(log, (two_hours_ago, two_hours_ago))
     model = await load(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0))
     assert model.last_step == 2 and abs(model.last_step_at - two_hours_ago) < 1
+
+
+async def test_a_big_backfill_arrives_slice_after_slice_in_file_order(tmp_path):
+    # The session parses the first slices while the rest are scanned: several Lines events,
+    # their offsets rising, every step line once.
+    log = tmp_path / "run.log"
+    log.write_bytes(b"".join(b"chatter %d\nstep:%d - a:1\n" % (i, i) for i in range(2000)))
+    events = await collect(LocalFile(log, prefilter=NEEDLES, grep_min_bytes=0, matcher="hyperscan"))
+    batches = [e.lines for e in events if isinstance(e, Lines)]
+    offsets = [offset for batch in batches for offset, _ in batch]
+    assert len(batches) > 1
+    assert offsets == sorted(offsets) and len(offsets) == 2000

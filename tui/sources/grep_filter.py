@@ -24,46 +24,51 @@ _READ_BYTES = 1 << 20
 DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes,count_bytes 2>/dev/null"
 
 
-# The bytes that are common in real training logs (the chatter around the metric
-# lines in ../shared/corpus/verl_logs: each is over 0.5% of it), most common first;
-# any other byte is rarer than all of these.
-COMMON_LOG_BYTES = b" eatsrnimod0pl6[_u\x1bc3#hkg12f=8()'.5:,y/47T9bvR"
-# Reward functions print separator lines ("=" * 80, "-" * 80: seed 001's CoLA function,
-# ../shared/bench/chatter_log.py), so in the chatter of a verbose run these bytes are as
-# common as a space: a needle that starts with one is grep's slowest (a quarter of its
-# time on that workload for "-side assert"), wherever the corpus logs rank them.
-SEPARATOR_BYTES = b"=-"
+# The bytes that start a character and are common in log chatter, most common first:
+# their mean share of the lines no needle picks in three references is over 0.05% — the
+# corpus logs (../shared/corpus/verl_logs), bench/make_log.py's chatter and seed 001's
+# (../shared/bench/chatter_log.py: Chinese and English text between "=" * 80 rules).
+# Any other byte is rarer than all of these.
+COMMON_LOG_BYTES = (b" e=rtasnco-mdiulhp'k_0fg31b62[w4587:9().\x1b#Ty]xDvW\xe6,/\xe7j\xe5R\xe8\xe9F$S"
+                    b'"^')
 # What an extended regular expression gives a meaning to, escaped to stand for itself.
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
-# A needle cut shorter than this would match chatter by chance.
-_MIN_NEEDLE = 6
+# A part of a needle shorter than this would match chatter by chance ("wing" of "after
+# throwing" is in "following"; "p:" of "step:" in every "foo.cpp:12" of a C++ warning).
+_MIN_FORM = 5
 
 
 def grep_needles(needles: Sequence[bytes]) -> tuple[bytes, ...]:
-    """What grep looks for: each needle from the byte of it that is rarest in log text on.
+    """What grep looks for: for each needle, the part of it that starts with its rarest byte.
 
-    grep's multi-string search stops at every byte that can start one of its
-    strings, so strings that start with a common byte ("out of memory": o)
-    make it several times slower on chatter than ones that start with a rare
-    one ("f memory"). A suffix matches every line the whole needle does, and
-    the few lines it matches besides are dropped by the scanner, which checks
-    the whole needle; suffixes stay at least ``_MIN_NEEDLE`` long. A needle
-    that opens a Ray actor prefix (``(Runner pid=``) is searched whole: its tail
-    is the tail of other actors' names too (``(TaskRunner pid=`` prefixes most
-    of a verl log).
+    GNU grep's search for many strings stops at every byte that can start
+    one of them and walks on from there, so its cost follows how common the
+    strings' first bytes are in the chatter around the wanted lines (seed
+    001's chatter: 2.1 CPU-seconds a GiB for the parts the corpus alone
+    ranked, 1.3 for these; bench/make_log.py's: 1.2 and 1.0). A part matches
+    every line its needle does, and the few lines it matches besides are
+    dropped by the scanner, which checks whole needles. Parts are at least
+    ``_MIN_FORM`` bytes (or the whole needle) and start and end on character
+    boundaries (the expression is text). A needle that opens a Ray actor
+    prefix (``(Runner pid=``) is searched whole: its parts are parts of other
+    actors' names too (``(TaskRunner pid=`` prefixes most of a verl log).
+    Ties go to the longer part.
     """
-    def rarity(start: int, needle: bytes) -> tuple[int, int]:
-        """Higher for a rarer first byte, then for a longer suffix."""
-        first = needle[start:start + 1]
-        rank = 0 if first in SEPARATOR_BYTES else COMMON_LOG_BYTES.find(first)
-        return (len(COMMON_LOG_BYTES) if rank < 0 else rank, -start)
+    def cost(form: bytes) -> tuple[int, int]:
+        """Lower for a rarer first byte, then for a longer part."""
+        return (len(COMMON_LOG_BYTES) - COMMON_LOG_BYTES.find(form[:1]) if form[:1] in COMMON_LOG_BYTES
+                else 0, -len(form))
 
-    chosen = []
-    for needle in needles:
-        starts = range(1 if needle.startswith(b"(") else max(1, len(needle) - _MIN_NEEDLE + 1))
-        best = max(starts, key=lambda start: rarity(start, needle))
-        chosen.append(needle[best:])
-    return tuple(dict.fromkeys(chosen))
+    return tuple(dict.fromkeys(min(_parts(needle), key=cost) for needle in needles))
+
+
+def _parts(needle: bytes) -> list[bytes]:
+    """The parts of ``needle`` grep may look for instead of it (see ``grep_needles``)."""
+    if needle.startswith(b"("):
+        return [needle]
+    bounds = [at for at in range(len(needle) + 1) if at == len(needle) or not 0x80 <= needle[at] < 0xC0]
+    shortest = min(len(needle), _MIN_FORM)
+    return [needle[a:b] for a in bounds for b in bounds if b - a >= shortest]
 
 
 def literal_ere(needles: Sequence[bytes]) -> str:

@@ -161,13 +161,25 @@ class LocalFile:
 
     async def _literal_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
         """The lines of ``[0, resume_at)`` that hold a needle, found by Hyperscan at
-        memory speed (:mod:`tui.sources.literal_search`); see ``_grep_backfill``."""
+        memory speed (:mod:`tui.sources.literal_search`), slice after slice as the
+        threads finish them: the caller parses the first while the rest are scanned.
+        See ``_grep_backfill``."""
+        from concurrent.futures import ThreadPoolExecutor
+
         resume_at = _last_line_end(handle, size)
         search = literal_search.LiteralSearch(self.prefilter)
-        lines = await asyncio.to_thread(search.lines, self.path, resume_at)
-        for at in range(0, len(lines), _LINES_BATCH_LINES):
-            yield Lines(lines[at:at + _LINES_BATCH_LINES], resume_at, mtime)
-        if not lines:
+        workers = literal_search.threads()
+        pool = ThreadPoolExecutor(workers)
+        said = False
+        try:
+            for part in search.slices(self.path, resume_at, pool, workers):
+                lines = await asyncio.wrap_future(part)
+                for at in range(0, len(lines), _LINES_BATCH_LINES):
+                    said = True
+                    yield Lines(lines[at:at + _LINES_BATCH_LINES], resume_at, mtime)
+        finally:  # a reader that stops early leaves no slice to scan
+            pool.shutdown(wait=False, cancel_futures=True)
+        if not said:
             yield Lines([], resume_at, mtime)
 
     async def _grep_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
