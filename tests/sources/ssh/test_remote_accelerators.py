@@ -16,6 +16,8 @@ from tests.sources.accelerators.replay import install
 from tests.sshd import Sshd
 from tests.support import dashboard_on, rlwatch_as, text_of, wait_for
 from tui.parsers.log_scanner import NEEDLES
+from tui.sources.accelerators.detect import NONE_FOUND, pollers_for, present
+from tui.sources.accelerators.snapshot import take_snapshot
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
 from tui.ui.app import RlwatchApp
@@ -107,5 +109,28 @@ async def test_the_boxs_tools_run_over_the_connection_the_log_has_now(client_hom
         await source.close()  # as a reconnect does: the old connection goes, a new one comes
         await source.connect()
         assert await host.runner.run(["echo", "devices"]) == b"devices\n"
+    finally:
+        await source.close()
+
+
+async def test_the_box_is_asked_once_which_tools_it_has(boxes, client_home):
+    """Trying each tool in turn cost a round trip apiece (four misses on a box without GPUs,
+    about a second of ``check``): the box names its tools in one command, and only those run."""
+    npu = boxes("npu-smi", NPU_910B4_BUSY)
+    source = RemoteLog(RemoteTarget(npu, str(verl_log("032"))), NEEDLES)
+    await source.connect()
+    try:
+        runner = source.accelerator_host().runner
+        candidates = pollers_for(runner, local=False)
+        assert [p.tool for p in await present(runner, candidates)] == ["npu-smi"]
+        snapshot = await take_snapshot(runner, npu)
+        assert snapshot.tool == "npu-smi" and len(snapshot.samples) == 2
+        bare = RemoteLog(RemoteTarget("gpu", str(verl_log("032"))), NEEDLES)  # no tool at all
+        await bare.connect()
+        try:
+            assert await present(bare.accelerator_host().runner, candidates) == []
+            assert (await take_snapshot(bare.accelerator_host().runner, "gpu")).problem == NONE_FOUND
+        finally:
+            await bare.close()
     finally:
         await source.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tui.parsers.smi.records import AcceleratorSample, on_host
-from tui.sources.accelerators.detect import detect, pollers_for
+from tui.sources.accelerators.detect import detect, pollers_for, present
 from tui.sources.accelerators.runner import CommandRunner
 
 
@@ -23,7 +23,10 @@ async def take_snapshot(runner: CommandRunner, host: str, *, local: bool = False
                         timeout: float = 30.0) -> Snapshot:
     """Detect the host's tool and take one reading (processes included). Never raises
     for the tool's sake: a host without readings gives ``samples=[]`` and ``problem``."""
-    poller, samples, problem = await detect(pollers_for(runner, local, timeout=timeout))
+    candidates = pollers_for(runner, local, timeout=timeout)
+    if not local:
+        candidates = await present(runner, candidates)
+    poller, samples, problem = await detect(candidates)
     if poller is None:
         return Snapshot(host, [], None, problem)
     await poller.close()

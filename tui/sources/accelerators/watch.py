@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 
 from tui.parsers.smi.records import on_host
-from tui.sources.accelerators.detect import NONE_FOUND, describe, detect, pollers_for
+from tui.sources.accelerators.detect import NONE_FOUND, describe, detect, pollers_for, present
 from tui.sources.accelerators.poller import (
     AcceleratorEvent,
     AcceleratorReadings,
@@ -47,6 +47,8 @@ async def watch_accelerators(
 
     while True:
         tried = candidates() if candidates else pollers_for(runner, local, interval)
+        if not local and not candidates:
+            tried = await present(runner, tried)
         poller, samples, problem = await detect(tried)
         if poller is None:
             if event := changed(problem or NONE_FOUND, False):
