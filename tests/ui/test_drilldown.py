@@ -58,7 +58,7 @@ def copy_run(tmp_path: Path) -> Path:
 def metric_cells(app: RlwatchApp, key: str) -> list[str]:
     """The step detail's row for ``key``, cell by cell, as plain text."""
     metrics = app.screen.query_one(StepMetrics)
-    return [str(cell).strip() for cell in metrics.get_row(key)]
+    return [cell.strip() for cell in metrics.cells(key) or []]
 
 
 def screen_text(app: RlwatchApp) -> str:

@@ -213,9 +213,9 @@ class StepDetailScreen(Screen[None]):
         if key is not None:
             run_context(self).open_chart(key, self.step)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if isinstance(event.data_table, StepMetrics):
-            self.action_chart()
+    def on_step_metrics_selected(self, event: StepMetrics.Selected) -> None:
+        event.stop()
+        run_context(self).open_chart(event.key, self.step)
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
