@@ -13,11 +13,15 @@ p95) and opening or leaving a screen (≤ 100 ms p95).
 an escape sequence until ESCDELAY passes (Textual's default 100 ms; rlwatch
 sets 25 ms unless the user set one), so that wait is part of its figure.
 
-    python bench/ui_keys.py [STEPS] [ROUNDS]
+    python bench/ui_keys.py [STEPS] [ROUNDS] [TIMES.json]
+
+With a third argument every key's times are written there too, so runs of two
+versions taken in turn can be pooled and compared.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -130,6 +134,8 @@ if __name__ == "__main__":
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     full = key_times(steps, rounds)
+    if len(sys.argv) > 3:
+        Path(sys.argv[3]).write_text(json.dumps(full))
     for label, values in full.items():
         if values:
             print(f"{label:18} median {statistics.median(values) * 1000:6.0f} ms  "

@@ -41,21 +41,25 @@ LEAP = 0.1
 def envelope(steps: Sequence[int], values: Sequence[float],
              buckets: int) -> tuple[list[int], list[float]]:
     """At most ``2 × buckets`` points, in step order: each bucket's lowest and highest
-    finite value, so a one-step spike survives any amount of shrinking."""
-    points = [(s, v) for s, v in zip(steps, values) if math.isfinite(v)]
-    if len(points) <= 2 * buckets:
-        return [s for s, _ in points], [v for _, v in points]
-    xs: list[int] = []
-    ys: list[float] = []
-    size = len(points) / buckets
+    finite value, so a one-step spike survives any amount of shrinking. Worked out with
+    numpy (a 100k-point series in milliseconds, where a list of pairs took a tenth of a
+    second on every ``c``)."""
+    import numpy
+
+    all_steps = numpy.asarray(steps, dtype=numpy.int64)
+    all_values = numpy.asarray(values, dtype=numpy.float64)
+    finite = numpy.isfinite(all_values)
+    xs_all, ys_all = all_steps[finite], all_values[finite]
+    if len(ys_all) <= 2 * buckets:
+        return xs_all.tolist(), ys_all.tolist()
+    size = len(ys_all) / buckets
+    picked: list[int] = []
     for index in range(buckets):
-        chunk = points[int(index * size): int((index + 1) * size)]
-        low = min(chunk, key=lambda p: p[1])
-        high = max(chunk, key=lambda p: p[1])
-        for step, value in sorted({low, high}):
-            xs.append(step)
-            ys.append(value)
-    return xs, ys
+        start, stop = int(index * size), int((index + 1) * size)
+        chunk = ys_all[start:stop]
+        low, high = start + int(chunk.argmin()), start + int(chunk.argmax())
+        picked.extend(sorted({low, high}))
+    return xs_all[picked].tolist(), ys_all[picked].tolist()
 
 
 def bands_for(key: str, run: RunContext) -> list[tuple[str, float]]:
