@@ -112,6 +112,9 @@ class StepDetailScreen(Screen[None]):
         super().__init__()
         self.step = step
         self._elapsed = RunningTotal()
+        self._rules_shown: Content | None = None
+        # tab id → the step whose text or dumps it holds
+        self._filled: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -132,7 +135,7 @@ class StepDetailScreen(Screen[None]):
         self.query_one(StepMetrics).focus()
 
     def show_step(self, step: int) -> None:
-        """Show ``step``: its numbers now, its text and dumps as they are read."""
+        """Show ``step``: its numbers now, its text or dumps (whichever tab is open) as read."""
         self.step = step
         run = run_context(self)
         model = run.model
@@ -140,16 +143,35 @@ class StepDetailScreen(Screen[None]):
                    if (value := series.value_at(step)) is not None}
         hits = hits_at(run.findings, step)
         self.query_one(TitleBar).update(self._title(run, step, hits, self._elapsed))
-        self.query_one("#rules", Static).update(self._rules(run, step, hits))
+        rules = self._rules(run, step, hits)
+        if rules != self._rules_shown:  # a new text lays the screen out again
+            self._rules_shown = rules
+            self.query_one("#rules", Static).update(rules)
         self.query_one(PhaseBar).show(metrics)
         self.query_one(StepMetrics).show_step(model, step)
-        sources = {series.source_at(step) for series in model.series.values()}
-        origin = ", ".join(sorted(source.label for source in sources if source is not None))
-        span = model.step_index.span(step)
-        self.run_worker(self.query_one(StepLog).show_step(run.source, span, origin),
-                        exclusive=True, group="step-log")
-        self.run_worker(self.query_one(StepDumps).show_step(run.folder, step),
-                        exclusive=True, group="step-dumps")
+        self._fill_tab(self.query_one(TabbedContent).active)
+
+    def _fill_tab(self, tab: str) -> None:
+        """Read the step's text or dumps into their tab when it is the one shown: the hidden
+        tabs catch up when opened (mounting a step's text blocks and sample cards behind the
+        metrics tab made every ``[`` and ``]`` lay the whole screen out again)."""
+        if self._filled.get(tab) == self.step:
+            return
+        run = run_context(self)
+        if tab == "log":
+            model = run.model
+            sources = {series.source_at(self.step) for series in model.series.values()}
+            origin = ", ".join(sorted(source.label for source in sources if source is not None))
+            self.run_worker(self.query_one(StepLog).show_step(
+                run.source, model.step_index.span(self.step), origin),
+                exclusive=True, group="step-log")
+        elif tab == "dumps":
+            self.run_worker(self.query_one(StepDumps).show_step(run.folder, self.step),
+                            exclusive=True, group="step-dumps")
+        self._filled[tab] = self.step
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._fill_tab(event.tabbed_content.active)
 
     @staticmethod
     def _title(run: RunContext, step: int, hits: list[Finding], elapsed: RunningTotal) -> Content:
