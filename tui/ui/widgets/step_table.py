@@ -77,6 +77,14 @@ def fitting(columns: list[tuple[Column, Series | None]], width: int) -> list[tup
     return kept
 
 
+def verdicts(findings: list[Finding]) -> tuple:
+    """What of the findings the rows show: each rule's hits (steps are only ever added to a
+    finding, so their count and ends tell when they changed). The rules judge the run every
+    few seconds into a new list; the table is redrawn only when this changes."""
+    return tuple((f.rule, f.metric, f.severity, f.count, f.first_step, f.last_step)
+                 for f in findings)
+
+
 class StepTable(ScrollView, can_focus=True):
     """Steps of a RunModel with their key metrics and the worst rule each broke."""
 
@@ -168,8 +176,9 @@ class StepTable(ScrollView, can_focus=True):
         if query is not None:
             self.query_text = query
         steps = self.model.every_step()
-        signature = (id(steps), len(steps), self.model.version, id(findings), self.query_text)
+        signature = (id(steps), len(steps), self.model.version, verdicts(findings), self.query_text)
         if signature == self._synced:
+            self.findings = findings  # the same verdicts in the list of the latest judgement
             return
         self._synced = signature
         kept = self.cursor_step if self.cursor > 0 or query is not None else None
