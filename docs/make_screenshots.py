@@ -8,7 +8,9 @@ snapshot tests, in the default theme:
 
 writes ``docs/screenshot.svg`` (the dashboard at 120×40), ``docs/screen-crash.svg``
 (``w``: the traceback at its byte offset), ``docs/screen-step.svg`` (a step's
-detail) and ``docs/screen-80x24.svg`` (the dashboard at 80×24).
+detail) and ``docs/screen-80x24.svg`` (the dashboard at 80×24); and
+``docs/screen-compare.svg``: ``rlwatch compare`` on corpus runs 034, 035 and 030
+at 120×40.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support import dashboard_on  # noqa: E402
+from tests.ui.screens.test_compare import connected, sessions, settled  # noqa: E402
 from tests.ui.test_dashboard import wait_for  # noqa: E402
 from tests.ui.test_snapshots import NOW, crashed_run, screen_svg  # noqa: E402
 from tui.sources.local_file import LocalFile  # noqa: E402
+from tui.ui.compare_app import CompareApp  # noqa: E402
 
 SHOTS = {
     "screenshot.svg": ((120, 40), ()),
@@ -49,7 +53,16 @@ async def shoot(name: str, size: tuple[int, int], keys: tuple[str, ...]) -> None
             (ROOT / "docs" / name).write_text(screen_svg(app, ascii_only=False), encoding="utf-8")
 
 
+async def shoot_compare() -> None:
+    app = CompareApp(await connected(sessions()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settled(pilot, app)
+        (ROOT / "docs" / "screen-compare.svg").write_text(screen_svg(app, ascii_only=False), encoding="utf-8")
+
+
 if __name__ == "__main__":
     for name, (size, keys) in SHOTS.items():
         asyncio.run(shoot(name, size, keys))
         print("wrote", name)
+    asyncio.run(shoot_compare())
+    print("wrote screen-compare.svg")

@@ -170,6 +170,27 @@ def rlwatch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           timeout=60, env=env)
 
 
+# Snapshots
+
+
+SNAPSHOTS = Path(__file__).parent / "ui" / "snapshots"
+
+
+def match_snapshot(name: str, svg: str) -> None:
+    """Fail where ``svg`` differs from ``SNAPSHOTS/NAME.svg``, leaving ``NAME.new.svg`` beside
+    it to compare; write it where there is none yet or ``RLWATCH_UPDATE_SNAPSHOTS`` is set."""
+    expected, fresh = SNAPSHOTS / f"{name}.svg", SNAPSHOTS / f"{name}.new.svg"
+    if os.environ.get("RLWATCH_UPDATE_SNAPSHOTS") or not expected.exists():
+        expected.write_text(svg, encoding="utf-8")
+        fresh.unlink(missing_ok=True)
+        return
+    if svg != expected.read_text(encoding="utf-8"):
+        fresh.write_text(svg, encoding="utf-8")
+        raise AssertionError(f"{name} changed: compare {fresh} with {expected} "
+                             "(RLWATCH_UPDATE_SNAPSHOTS=1 accepts the new one)")
+    fresh.unlink(missing_ok=True)
+
+
 # Event files, read back
 
 

@@ -138,3 +138,25 @@ def test_an_excerpt_that_starts_mid_traceback_is_named_by_its_oom_line():
 ])
 def test_exception_names(line, name):
     assert exception_name(line) == name
+
+
+# The shape of a traceback copied out of a terminal pane (NVIDIA-NeMo/Gym issue 356): each
+# screen row padded with spaces to the pane's width and the rows joined into one line.
+PANE = " " * 90
+PASTED_FROM_A_PANE = (
+    'Traceback (most recent call last):\n'
+    '  File "/opt/nemo_rl_venv/lib/python3.12/site-packages/ray/_private/worker.py", line 2882, '
+    'in get' + PANE + 'values, debugger_breakpoint = worker.get_objects(object_refs)' + PANE + '\n'
+    '                                  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n'
+    '  File "/opt/nemo_rl_venv/lib/python3.12/site-packages/ray/_private/worker.py", line 970, '
+    'in get_objects\n'
+    '    raise value' + PANE + 'ray.exceptions.ActorDiedError: The actor died because of an error '
+    'raised in its creation task, ray::lm_policy-0-2:DTensorPolicyWorker.__init__() (pid=2791977, '
+    'ip=10.65.6.13, actor_id=\n'
+    '79f3b3f4160dc05408ac436e01000000, repr=DTensorPolicyWorker[rank=2])' + PANE + '\n')
+
+
+def test_screen_rows_a_terminal_paste_joined_with_padding_are_read_as_lines():
+    block = block_of(PASTED_FROM_A_PANE)
+    assert block.exception.startswith("ray.exceptions.ActorDiedError: The actor died because")
+    assert block.kind == "actor-died"

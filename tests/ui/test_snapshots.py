@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tests.corpus import verl_log
-from tests.support import dashboard_on
+from tests.support import dashboard_on, match_snapshot
 from tests.ui.test_dashboard import wait_for
 from tests.ui.test_drilldown import first_steps
 from tui.sources.local_file import LocalFile
@@ -43,7 +43,6 @@ from tui.ui.screens.processes import ProcessesScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
 
-SNAPSHOTS = Path(__file__).parent / "snapshots"
 # The log's modification time, and "now" two minutes later.
 WRITTEN_AT = 1_790_000_000.0
 NOW = WRITTEN_AT + 120.0
@@ -112,15 +111,4 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
             await wait_for(pilot, lambda: isinstance(app.screen, screen_class), screen)
         await pilot.pause(0.5)
         svg = screen_svg(app, variant == "ascii")
-    name = f"{screen}_{size}_{variant}"
-    expected = SNAPSHOTS / f"{name}.svg"
-    fresh = SNAPSHOTS / f"{name}.new.svg"
-    if os.environ.get("RLWATCH_UPDATE_SNAPSHOTS") or not expected.exists():
-        expected.write_text(svg, encoding="utf-8")
-        fresh.unlink(missing_ok=True)
-        return
-    if svg != expected.read_text(encoding="utf-8"):
-        fresh.write_text(svg, encoding="utf-8")
-        raise AssertionError(f"{name} changed: compare {fresh} with {expected} "
-                             "(RLWATCH_UPDATE_SNAPSHOTS=1 accepts the new one)")
-    fresh.unlink(missing_ok=True)
+    match_snapshot(f"{screen}_{size}_{variant}", svg)

@@ -59,8 +59,9 @@ async def _judged(target: str, log: str | None, accept_new_host_key: bool,
 
 def unreadable(model: RunModel, quiet: bool = False) -> bool:
     """Nothing verl-like in the log at all: say so (unless ``quiet``: said already) instead
-    of reporting emptiness."""
-    if model.step_count or model.progress is not None or model.incidents:
+    of reporting emptiness. A scheduler's job is never that: its state is the news (a
+    queued job has printed nothing yet)."""
+    if model.step_count or model.progress is not None or model.incidents or model.job is not None:
         return False
     if not quiet:
             print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "

@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
@@ -29,7 +29,6 @@ HANGUP_GRACE_S = 2.0
 HANGUP_STATUS = 128 + 1  # what a shell reports for a process ended by SIGHUP
 
 if TYPE_CHECKING:
-    from tui.ui.app import RlwatchApp
     from tui.ui.appearance import Appearance
 
 
@@ -115,7 +114,13 @@ def _appearance(theme: str | None, ascii_only: bool | None) -> Appearance | None
         return None
 
 
-def _exit_on_hangup(app: RlwatchApp) -> None:
+class _Exits(Protocol):
+    """An app that can be told to leave (the dashboard's, the compare screen's)."""
+
+    def exit(self) -> None: ...
+
+
+def _exit_on_hangup(app: _Exits) -> None:
     """Leave cleanly on SIGTERM, and surely when the terminal goes away (SIGHUP: a killed tmux
     server, a closed pane, a dropped SSH session).
 

@@ -23,6 +23,8 @@ Watch a verl (PPO/GRPO) training run from the terminal.
   rlwatch report PATH        the end-of-run verdict (-o report.md / report.html, --json)
   rlwatch export PATH --tensorboard DIR
                              write the run's metrics as TensorBoard event files
+  rlwatch compare A B …      runs side by side: key metrics by step, numbers,
+                             the settings that differ
   rlwatch rules              print the active health rules
   rlwatch status PATH        one line for tmux's status-right: run, step/total,
                              reward, worst state (reads only what is new)
@@ -105,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--tensorboard", metavar="DIR", required=True,
                         help="a new directory for the event files (tensorboard --logdir DIR)")
     _add_log_option(export, rules=False)
+
+    compare = commands.add_parser("compare", help="several runs side by side: charts, numbers, settings")
+    compare.add_argument("targets", nargs="+", metavar="PATH", help="two or more runs, as for the dashboard")
+    _add_log_option(compare)
+    _add_look_options(compare)
 
     rules = commands.add_parser("rules", help="print the active health rules and their numbers")
     _add_rules_option(rules)
@@ -189,6 +196,10 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.export import run_export
 
         return run_export(args.target, args.log, args.tensorboard, args.accept_new_host_key)
+    if args.command == "compare":
+        from tui.cli.compare_command import run_compare
+
+        return run_compare(args.targets, args.log, args.rules, args.accept_new_host_key, args.theme, args.ascii)
     if args.command == "rules":
         from tui.cli.rules_command import run_rules
 

@@ -15,6 +15,7 @@ from tui.sources.base import LogSource, SourceError
 from tui.sources.discovery import NoLogFound, find_training_log
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import local_logger_run, local_run_instead_of, logger_dir_run
+from tui.sources.slurm.target import parse_slurm_target
 from tui.sources.ssh.target import parse_target
 from tui.sources.tensorboard_events import is_event_file
 
@@ -29,12 +30,21 @@ class OpenedTarget:
 
 def open_target(target: str, log: str | None = None,
                 accept_new_host_key: bool = False) -> OpenedTarget:
-    """Resolve ``target`` (file, run directory, or ``[user@]host:path``) and ``--log`` to a source.
+    """Resolve ``target`` (file, run directory, ``[user@]host:path`` or ``slurm://login/JOBID``)
+    and ``--log`` to a source.
 
     A remote source connects (and finds the log in a run directory, or the
     logger files of a run without one) in its ``connect()``; nothing touches
     the network here.
     """
+    slurm = parse_slurm_target(target)
+    if slurm is not None:
+        from tui.sources.slurm.job_log import SlurmJobLog
+
+        if log is not None:
+            raise SourceError(f"{target}: --log does not apply to a Slurm job (Slurm names its "
+                              "output file, which is the log)")
+        return OpenedTarget(SlurmJobLog(slurm, accept_new_host_key), None)
     remote = parse_target(target)
     if remote is not None:
         from tui.sources.ssh.remote_log import RemoteLog

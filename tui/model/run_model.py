@@ -28,6 +28,7 @@ from tui.parsers.records import (
     StepRecord,
     TotalStepsRecord,
 )
+from tui.parsers.run_config import RunConfig
 from tui.parsers.tqdm_progress import training_position
 
 
@@ -79,6 +80,8 @@ class RunModel:
         self.end_marker_seen = False
         # The scheduler's latest word on the job that runs the log (Ray, Slurm), if any.
         self.job: JobRecord | None = None
+        # The settings the run printed at start, and where (read once by the session).
+        self.config: RunConfig | None = None
         self.version = 0
 
     # -- ingest -------------------------------------------------------------

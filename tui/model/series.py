@@ -141,6 +141,11 @@ class Series:
         self._refresh()
         return self._range
 
+    def finite_mean(self) -> float | None:
+        """The mean of the finite values (kept up to date with the range, not rescanned)."""
+        self._refresh()
+        return self._sum / self._count if self._count else None
+
     def _scan_range(self) -> tuple[float, float] | None:
         finite = [v for v in self.values if math.isfinite(v)]
         return (min(finite), max(finite)) if finite else None

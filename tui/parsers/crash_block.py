@@ -71,6 +71,9 @@ _MAX_NOISE = 40
 # called…``) may be followed by its header or ``what():`` within this many lines.
 _LOOKAHEAD = 3
 _MAX_TEXT = 400
+# A terminal's copy pads each screen row with spaces to the pane's width and joins
+# the rows: ``    raise value<90 spaces>ray.exceptions.ActorDiedError: …`` was two lines.
+_PANE_PADDING = re.compile(r"(?<=\S) {24,}(?=\S)")
 _OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ERROR)
 
 
@@ -81,8 +84,9 @@ def exception_name(line: str) -> str:
 
 
 def _logical_lines(raw: str) -> list[tuple[str, str]]:
-    """(process prefix, text) of each ``\\r`` segment of a physical line, bars removed."""
-    out = []
+    """(process prefix, text) of each ``\\r`` segment of a physical line, bars removed, and
+    of each screen row a terminal paste joined into one line with padding."""
+    out: list[tuple[str, str]] = []
     for segment in strip_ansi(raw.rstrip("\r\n")).split("\r"):
         prefix = ""
         match = PROCESS_PREFIX.match(segment)
@@ -91,8 +95,7 @@ def _logical_lines(raw: str) -> list[tuple[str, str]]:
         bar = _BAR.match(segment)
         if bar:
             segment = segment[bar.end():]
-        if segment.strip():
-            out.append((prefix, segment.rstrip()))
+        out.extend((prefix, row.rstrip()) for row in _PANE_PADDING.split(segment) if row.strip())
     return out
 
 

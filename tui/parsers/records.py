@@ -162,6 +162,13 @@ class JobRecord:
         """The job is over, whichever way."""
         return self.outcome in (JobOutcome.SUCCEEDED, JobOutcome.FAILED, JobOutcome.STOPPED)
 
+    def time_left_s(self, now: float) -> float | None:
+        """Seconds until the scheduler's time limit ends the running job (negative: past
+        it); None without a limit, before it starts and after it ends."""
+        if self.time_limit_s is None or self.started_at is None or self.ended:
+            return None
+        return self.started_at + self.time_limit_s - now
+
 
 Record = (StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | CrashBlock
           | SampleMarkRecord | RunEndRecord | JobRecord)

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
 from tui.parsers.records import Sample
+from tui.parsers.run_config import CONFIG_HEAD_BYTES, RunConfig, parse_run_config
 from tui.parsers.samples import parse_samples
 from tui.parsers.text import decode
 from tui.report.verdict import SHOWN_SAMPLES
@@ -95,6 +96,8 @@ class RunSession:
         # The job's nodes whose accelerators are followed (a Ray or Slurm job's ``nodes``).
         self._nodes: dict[str, asyncio.Task[None]] = {}
         self._following = False
+        # How much of the log's head the last look for its config saw.
+        self._config_seen = -1
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change from now on (on the session's event loop)."""
@@ -125,12 +128,27 @@ class RunSession:
         await Feed(self.source, self.model).run(follow=False)
         notes = list(await read_logger_files(self.model, self.folder))
         if accelerators:
-            host = self.source.accelerator_host()
-            snapshot = await take_snapshot(host.runner, host.name, local=host.local)
-            if snapshot.problem and snapshot.problem != NONE_FOUND:
-                notes.append(f"{snapshot.host}: {snapshot.problem}")
-            self.accelerators.add(snapshot.samples, time.time())
+            for host in await self._hosts_to_read(notes):
+                snapshot = await take_snapshot(host.runner, host.name, local=host.local)
+                if snapshot.problem and snapshot.problem != NONE_FOUND:
+                    notes.append(f"{snapshot.host}: {snapshot.problem}")
+                self.accelerators.add(snapshot.samples, time.time())
         return notes
+
+    async def _hosts_to_read(self, notes: list[str]) -> list[AcceleratorHost]:
+        """The hosts whose accelerators are the run's: a scheduler's job's nodes (as it names
+        them, none while it is queued; ``notes`` gets the ones that cannot be reached), else
+        the log's own host."""
+        source, job = self.source, self.model.job
+        if not isinstance(source, JobSource) or job is None:
+            return [source.accelerator_host()]
+        hosts = []
+        for node in job.nodes:
+            try:
+                hosts.append(await source.node_host(node))
+            except SourceError as error:
+                notes.append(f"{node}: {error}")
+        return hosts
 
     async def printed_samples(self) -> list[Sample]:
         """The newest validation samples the run printed, read by byte range from its log."""
@@ -141,6 +159,27 @@ class RunSession:
             if found:
                 samples.append(found[0])
         return samples
+
+    async def read_config(self) -> RunConfig | None:
+        """The settings the run printed at start (``model.config``), read from the log's
+        first CONFIG_HEAD_BYTES by range, once: a log that has not printed them yet (or
+        only its launch command) is looked at again when it has grown, until it is
+        longer than that head.
+
+        A one-off read rather than a grammar in the scanner: the config is printed
+        once, at the top, and the scanner's line filter stays as narrow as it is fast.
+        """
+        model, config = self.model, self.model.config
+        if (config is not None and config.complete) or \
+                self._config_seen >= min(model.read_to, CONFIG_HEAD_BYTES):
+            return config
+        try:
+            head = await self.source.read_range(0, CONFIG_HEAD_BYTES)
+        except SourceError:
+            return None  # the comparison shows no settings for this run; its curves still come
+        self._config_seen = len(head)
+        model.config = parse_run_config(head)
+        return model.config
 
     def judge(self, now: float | None = None, budget_s: float | None = None) -> list[Finding]:
         """Judge the run with the rules (within ``budget_s`` seconds, the rest next time:
@@ -173,7 +212,8 @@ class RunSession:
         host and ``gpu_hosts``. A part that fails says so in a notice; the others go on."""
         parts = [self._follow_log(), self._follow_logger_files()]
         if self.watch_accelerators:
-            parts.append(self._follow_accelerators(self.source.accelerator_host()))
+            if not isinstance(self.source, JobSource):  # a job's are its nodes' (_follow_new_nodes)
+                parts.append(self._follow_accelerators(self.source.accelerator_host()))
             parts += [self._follow_other_host(host) for host in self.gpu_hosts]
         self._following = True
         try:

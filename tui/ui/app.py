@@ -27,7 +27,7 @@ from tui.sources.base import LogSource
 from tui.sources.run_folder import RunFolder
 from tui.ui.appearance import Appearance
 from tui.ui.commands import RunCommands
-from tui.ui.messages import RunUpdated
+from tui.ui.messages import CompareRuns, RunUpdated
 from tui.ui.run_line import run_line, run_name
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
@@ -298,6 +298,15 @@ class RlwatchApp(App[None]):
             self.open_step(finding.last_step)
         else:
             self.notify("This finding has no step or place in the log to open.", severity="warning")
+
+    def on_compare_runs(self, message: CompareRuns) -> None:
+        """Several runs side by side (the fleet view's marked rows)."""
+        if len(message.sessions) < 2:
+            self.notify("Mark two or more runs to compare them.", severity="warning")
+            return
+        from tui.ui.screens.compare import CompareScreen
+
+        self.push_screen(CompareScreen(message.sessions))
 
     def open_chart(self, key: str, step: int | None = None) -> None:
         """``key`` charted over the whole run, the cursor on ``step`` (default: the newest)."""

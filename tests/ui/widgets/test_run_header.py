@@ -1,13 +1,53 @@
-"""The dashboard's header ticks (the time since the last step) only while the dashboard is
-on top, and redraws for the rules' verdict only when it changed: Textual repaints the screen
-on top wherever the dashboard beneath it changes."""
+"""The header weighs the run's ETA against its scheduler's time limit (a Slurm job's); it
+ticks (the time since the last step) only while the dashboard is on top, and redraws for the
+rules' verdict only when it changed: Textual repaints the screen on top wherever the
+dashboard beneath it changes."""
 
 from __future__ import annotations
 
-from tests.support import open_app, step_lines, wait_for
+import time
+
+from tests.support import header_text, open_app, step_lines, wait_for
+from tui.parsers.records import JobOutcome, JobRecord
 from tui.rules.findings import Severity
 from tui.ui.screens.steps import StepsScreen
 from tui.ui.widgets.run_header import RunHeader
+
+
+def job(limit_s: float, started_ago_s: float) -> JobRecord:
+    return JobRecord("Slurm", "812", "RUNNING", JobOutcome.RUNNING, nodes=("gpu01",),
+                     time_limit_s=limit_s, started_at=time.time() - started_ago_s)
+
+
+async def test_a_limit_sooner_than_the_eta_is_a_warning_beside_it(tmp_path):
+    log = tmp_path / "slurm-812.out"
+    log.write_bytes(b"".join(step_lines(2))
+                    + b"Training Progress:  15%|#5        | 3/20 [03:10<17:00, 60.00s/it]\n")
+    app = open_app(log)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: "ETA" in header_text(app), "the ETA")
+        header = app.dashboard.header
+        app.model.apply([job(limit_s=600, started_ago_s=100)], now=time.time())
+        header.show(app.model)
+        await pilot.pause(0.1)
+        assert "limit in 8m" in header_text(app) and "< ETA" in header_text(app)
+        app.model.apply([job(limit_s=7200, started_ago_s=100)], now=time.time())
+        header.show(app.model)
+        await pilot.pause(0.1)
+        assert "limit in 1h" in header_text(app) and "< ETA" not in header_text(app)
+
+
+async def test_no_limit_no_field(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(b"".join(step_lines(2)))
+    app = open_app(log)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: "step" in header_text(app), "the step")
+        app.model.apply([JobRecord("Slurm", "812", "RUNNING", JobOutcome.RUNNING,
+                                   started_at=time.time())], now=time.time())
+        app.dashboard.header.show(app.model)
+        await pilot.pause(0.1)
+        assert "limit in" not in header_text(app)
 
 
 async def test_the_header_ticks_only_on_top_and_redraws_only_for_a_new_verdict(tmp_path):

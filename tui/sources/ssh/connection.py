@@ -93,7 +93,7 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
                     f"{target.host}: the host key of {name} is unknown (not in {known_hosts}); "
                     f"connect once with `ssh {target.host}` to check and accept it, or pass "
                     "--accept-new-host-key") from None
-            await _record_host_key(target, config, host, port, known_hosts)
+            await _record_host_key(target, config, host, port, known_hosts, via)
         except asyncssh.KeyImportError as error:
             if "passphrase" not in str(error).lower() or passphrase is not None:
                 raise SourceError(f"{target.host}: cannot use your key: {error}") from None
@@ -147,9 +147,11 @@ def _ask_passphrase(target: RemoteTarget) -> str:
 
 
 async def _record_host_key(target: RemoteTarget, config: list[str], host: str, port: int | None,
-                           known_hosts: Path) -> None:
-    """``--accept-new-host-key``: fetch the unknown key (no login) and append it to known_hosts."""
-    key = await asyncssh.get_server_host_key(target.host, port=target.port or (), config=config)
+                           known_hosts: Path, via: asyncssh.SSHClientConnection | None = None) -> None:
+    """``--accept-new-host-key``: fetch the unknown key (no login) and append it to known_hosts;
+    through ``via`` where the host is reached through a jump host (a compute node)."""
+    key = await asyncssh.get_server_host_key(target.host, port=target.port or (), config=config,
+                                             tunnel=via or ())
     if key is None:
         raise SourceError(f"{target.host}: the server offered no host key")
     known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -101,9 +101,8 @@ class RemoteLog:
         ``stream`` then reads.
         """
         from tui.sources.ssh import remote_logger_run
-        from tui.sources.ssh.connection import connect
 
-        self._conn = await connect(self.target, self.accept_new_host_key)
+        await self.open()
         try:
             note = await self._discover()
             if self._chosen is None:  # a file: a JSONL or event file named is that run
@@ -116,6 +115,22 @@ class RemoteLog:
             return await remote_logger_run.find_logger_run(self, self.target.path)
         except (_Dropped, OSError, asyncssh.Error) as error:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
+
+    async def open(self) -> None:
+        """Connect to the host, reading nothing yet (``connect`` does, and opens first).
+
+        A source that learns the log's path on the host itself (a Slurm job's output
+        file, from ``scontrol`` on the login node) opens, runs its commands, ``aim``s
+        and then connects, all over this one connection."""
+        from tui.sources.ssh.connection import connect
+
+        if self._conn is None:
+            self._conn = await connect(self.target, self.accept_new_host_key)
+
+    def aim(self, path: str) -> None:
+        """Read ``path`` on the same host instead of the target's (before ``connect``)."""
+        self.target = replace(self.target, path=path)
+        self.path = path
 
     async def _discover(self) -> str | None:
         process = await self._open(

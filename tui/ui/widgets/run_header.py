@@ -21,6 +21,7 @@ from textual.widget import Widget
 
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
+from tui.parsers.records import JobRecord
 from tui.parsers.text import safe_text
 from tui.rules.findings import Severity
 from tui.ui.format import format_duration, format_number
@@ -57,6 +58,8 @@ class RunFacts:
     elapsed_estimated: bool = False
     last_step_at: float | None = None
     finished: bool = False
+    # The scheduler's word on the job (its time limit: the ETA is weighed against it).
+    job: JobRecord | None = None
 
 
 def read_facts(model: RunModel) -> RunFacts:
@@ -70,6 +73,7 @@ def read_facts(model: RunModel) -> RunFacts:
     facts = RunFacts(model.last_step, model.total_steps, model.sec_per_it, model.eta_s,
                      finished=model.finished)
     facts.last_step_at = model.last_step_at
+    facts.job = model.job
     if model.progress is not None and model.progress.elapsed_s is not None:
         facts.elapsed_s = model.progress.elapsed_s
     else:
@@ -189,6 +193,8 @@ class RunHeader(Widget):
             parts.append((3, Content.styled("finished", "bold $success")))
         elif facts.eta_s is not None:
             parts.append((3, _field("ETA", format_duration(facts.eta_s))))
+        if (left := facts.job.time_left_s(self.clock()) if facts.job is not None else None) is not None:
+            parts.append((3, _time_limit(left, facts.eta_s)))
         if facts.elapsed_s is not None:
             prefix = "≈" if facts.elapsed_estimated else ""
             parts.append((1, _field("elapsed", prefix + format_duration(facts.elapsed_s))))
@@ -224,6 +230,16 @@ def _keep_end(text: str, width: int) -> str:
             break
         kept.append(char)
     return "…" + "".join(reversed(kept))
+
+
+def _time_limit(left_s: float, eta_s: float | None) -> Content:
+    """``limit in 1h02m`` (the scheduler ends the job then), in the warning colour with
+    ``< ETA`` when the run will not finish in time."""
+    value = format_duration(max(0.0, left_s))
+    if eta_s is None or eta_s <= left_s:
+        return _field("limit in", value)
+    return Content.assemble(("limit in", "$text-muted"), " ", (value, "bold $warning"), " ",
+                            ("< ETA", "$warning"))
 
 
 def _field(name: str, value: str, after: bool = False) -> Content:
