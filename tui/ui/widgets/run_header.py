@@ -115,6 +115,8 @@ class RunHeader(Widget):
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
+        if self._clear_when_mounted:
+            self._status_timer = self.set_timer(OK_STATUS_SECONDS, self._clear_ok_status)
 
     def _tick(self) -> None:
         """Redraw the time since the last step while the dashboard is the screen on top:
@@ -122,8 +124,6 @@ class RunHeader(Widget):
         under the steps, the detail or a chart repainted them whole every second."""
         if self.app.screen is self.screen:
             self.refresh()
-        if self._clear_when_mounted:
-            self._status_timer = self.set_timer(OK_STATUS_SECONDS, self._clear_ok_status)
 
     def on_click(self) -> None:
         self.post_message(self.VerdictClicked())
