@@ -37,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.table import Row  # noqa: E402
 from bench.ui_latency import SETTLE_S, Terminal, _run_app  # noqa: E402
 
-# No output for this long after a key: its screen is drawn. Longer than ui_latency.py's
-# 100 ms: opening a screen for the first time composes it, and Textual may write the old
-# screen's last frame, then nothing for over 100 ms, then the new screen.
-KEY_QUIET_S = 0.3
+# Opening a screen for the first time composes it: Textual writes a few bytes at once
+# (13), then nothing for as long as composing takes, then the frame. Output smaller than
+# this is not the key's screen yet, however long the silence after it.
+FRAME_MIN_BYTES = 64
 # The baseline: the same keys on a run this long (on an empty run ``enter``, ``[``/``]``,
 # the tab keys and the chart's arrows have nothing to show and draw nothing).
 BASELINE_STEPS = 10
@@ -103,8 +103,13 @@ def key_times(steps: int, rounds: int) -> dict[str, list[float]]:
                     # Wait for the first byte however long it takes: a slow key counts in
                     # full (one slower than the header's next redraw runs into it and counts a
                     # little long), never dropped. Every key of LOOP draws something.
-                    end = (terminal.read_until_quiet(quiet=KEY_QUIET_S)
-                           if terminal.wait_for_output(10.0) else None)
+                    if not terminal.wait_for_output(10.0):
+                        continue
+                    before = terminal.bytes_read
+                    end = terminal.read_until_quiet()
+                    while (terminal.bytes_read - before < FRAME_MIN_BYTES
+                           and terminal.wait_for_output(10.0)):
+                        end = terminal.read_until_quiet()
                     if end is not None:
                         times[label].append(end - start)
         finally:
