@@ -23,17 +23,16 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
-from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.model.merge import Source, TaggedSeries
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_text
 from tui.ui.format import format_delta, format_exact, format_number
+from tui.ui.widgets.cursor_table import CursorTable
 
 # The groups in the order a user reads a step (issue 6); others follow alphabetically.
 GROUP_ORDER = ("actor/", "critic/", "response_length/", "timing_s/", "perf/", "val-core/",
@@ -84,7 +83,7 @@ class Row:
     cells: list[str]
 
 
-class StepMetrics(ScrollView, can_focus=True):
+class StepMetrics(CursorTable):
     """A row per metric of the step, under a row per group; the header stays on top."""
 
     BINDINGS = [
@@ -128,7 +127,6 @@ class StepMetrics(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[Row] = []
-        self.cursor = 0
         self._widths = [cell_len(title) for title in HEADER]
         # key → (points, rewrites, median) of the series when it was worked out.
         self._medians: dict[str, tuple[int, int, float | None]] = {}
@@ -206,12 +204,6 @@ class StepMetrics(ScrollView, can_focus=True):
 
     # -- keys ----------------------------------------------------------------
 
-    def action_cursor(self, delta: int) -> None:
-        self._move(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        self._move(self.cursor + direction * max(1, self._body_height()))
-
     def action_to(self, row: int) -> None:
         self._move(row % len(self.rows) if self.rows else 0)
 
@@ -219,31 +211,6 @@ class StepMetrics(ScrollView, can_focus=True):
         key = self.highlighted_key
         if key is not None:
             self.post_message(self.Selected(key))
-
-    def on_click(self, event: events.Click) -> None:
-        if event.y >= 1:
-            self._move(int(self.scroll_y) + event.y - 1)
-            if event.chain == 2:
-                self.action_select()
-
-    def _move(self, row: int) -> None:
-        """Cursor to ``row`` (clamped), scrolled into view; only the two rows it left and
-        reached are repainted when the table does not scroll."""
-        before = self.cursor
-        self.cursor = max(0, min(row, len(self.rows) - 1))
-        top, height = int(self.scroll_y), self._body_height()
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False)
-        elif height > 0 and self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False)
-        else:
-            self.refresh_lines(before + 1)  # virtual lines: the header is line 0
-            self.refresh_lines(self.cursor + 1)
-            return
-        self.refresh()
-
-    def _body_height(self) -> int:
-        return max(0, self.scrollable_content_region.height - 1)
 
     # -- drawing -------------------------------------------------------------
 
