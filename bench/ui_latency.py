@@ -61,6 +61,7 @@ class Terminal:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self.bytes_read = 0  # all the app wrote so far
 
     def read_until_quiet(self, quiet: float = QUIET_S, limit: float = 5.0) -> float | None:
         """Read until nothing comes for ``quiet`` seconds; the time of the last byte (None: none)."""
@@ -71,10 +72,12 @@ class Terminal:
             if not ready:
                 return last
             try:
-                if not os.read(self.fd, 1 << 16):
-                    return last
+                data = os.read(self.fd, 1 << 16)
             except OSError:  # the child is gone
                 return last
+            if not data:
+                return last
+            self.bytes_read += len(data)
             last = time.perf_counter()
         return last
 

@@ -58,7 +58,7 @@ def copy_run(tmp_path: Path) -> Path:
 def metric_cells(app: RlwatchApp, key: str) -> list[str]:
     """The step detail's row for ``key``, cell by cell, as plain text."""
     metrics = app.screen.query_one(StepMetrics)
-    return [str(cell).strip() for cell in metrics.get_row(key)]
+    return [cell.strip() for cell in metrics.cells(key) or []]
 
 
 def screen_text(app: RlwatchApp) -> str:
@@ -332,3 +332,28 @@ async def test_a_run_logging_only_to_the_file_logger_lists_and_opens_its_steps(t
                        "the log tab's note")
         await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: detail.step == 1, "the step before, from the JSONL too")
+
+
+async def test_screens_opened_again_are_the_same_screens_still_whole(tmp_path):
+    """s, enter, c and f keep their screens between visits (nothing composed again), and a
+    kept screen left with esc keeps its widgets: the second enter shows the step asked for."""
+    app = open_app(first_steps(tmp_path, 30))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "30", "the run read")
+        seen: dict[type, object] = {}
+        for visit in range(2):
+            await open_steps(pilot, app)
+            steps = app.screen
+            await go_to_step(pilot, app, 20 + visit)
+            detail = await open_detail(pilot, app, 20 + visit)
+            metrics = detail.query_one(StepMetrics)
+            await wait_for(pilot, lambda: metrics.highlighted_key is not None, "the step's metrics")
+            await pilot.press("c")
+            await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart")
+            chart = app.screen
+            assert f"step {20 + visit} =" in text_of(chart.query_one("#title"))
+            for screen in (steps, detail, chart):
+                assert seen.setdefault(type(screen), screen) is screen
+            for back_to in (StepDetailScreen, StepsScreen, DashboardScreen):
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: isinstance(app.screen, back_to), back_to.__name__)

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pkgutil
+import statistics
+import threading
+import time
 
 import pytest
 from rich.cells import cell_len
@@ -24,7 +28,7 @@ from tui.ui.app import RlwatchApp
 from tui.ui.glyphs import BAR_LEVELS, locale_is_utf8, to_ascii, use_ascii
 from tui.ui.health import STATE_MARK
 from tui.ui.run_line import run_line, run_name, state_words
-from tui.ui.terminal import RESTORE_TITLE, SAVE_TITLE, clean_title, rlwatch_driver
+from tui.ui.terminal import RESTORE_TITLE, SAVE_TITLE, PromptEscape, clean_title, rlwatch_driver
 
 # -- ASCII -------------------------------------------------------------------
 
@@ -202,3 +206,48 @@ async def test_every_screen_reached_by_keys_leaves_ctrl_b_alone():
             await pilot.press("escape")
             await pilot.pause()
         assert "ctrl+b" not in app.screen.active_bindings
+
+
+# -- esc --------------------------------------------------------------------
+
+class KeyReader(PromptEscape):
+    """PromptEscape's input loop on one end of a pipe, noting when each key arrives."""
+
+    def __init__(self, fileno: int) -> None:
+        self.fileno = fileno
+        self.exit_event = threading.Event()
+        self._debug = False
+        self.keys: list[tuple[float, str]] = []
+
+    def process_message(self, event) -> None:
+        self.keys.append((time.perf_counter(), getattr(event, "key", "")))
+
+
+def test_a_lone_esc_is_a_key_once_escdelay_passes_not_at_the_next_100_ms_poll():
+    from textual import constants
+
+    read_end, write_end = os.pipe()
+    reader = KeyReader(read_end)
+    thread = threading.Thread(target=reader.run_input_thread, daemon=True)
+    thread.start()
+    waits = []
+    try:
+        for _ in range(5):
+            time.sleep(0.15)
+            start = time.perf_counter()
+            os.write(write_end, b"\x1b")
+            deadline = start + 2
+            while not reader.keys and time.perf_counter() < deadline:
+                time.sleep(0.002)
+            arrived, key = reader.keys.pop()
+            assert key == "escape"
+            waits.append(arrived - start)
+        os.write(write_end, b"\x1b[A")  # an arrow's sequence is still one key, not esc
+        time.sleep(0.15)
+        assert [key for _, key in reader.keys] == ["up"]
+    finally:
+        reader.exit_event.set()
+        thread.join(1)
+        os.close(read_end)
+        os.close(write_end)
+    assert statistics.median(waits) < constants.ESCAPE_DELAY + 0.04  # Textual's own loop: ~0.1 s

@@ -6,8 +6,14 @@ sequence (an arrow key) until nothing follows for this long, so every ``esc``
 asks for 25 ms, as fast terminals and tmux with a short ``escape-time`` deliver
 a sequence's bytes together, unless the user set ``ESCDELAY`` themselves. It
 must be set before Textual is imported, hence here.
+
+``TEXTUAL_ANIMATIONS``: Textual slides a tab's underline for 300 ms after
+each tab key (and animates scrolls), so a tab switch kept writing frames for
+a third of a second and every animated frame crossed an SSH link. rlwatch
+draws the end state at once unless the user asked for animations.
 """
 
 import os
 
 os.environ.setdefault("ESCDELAY", "25")
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")

@@ -254,11 +254,13 @@ class RlwatchApp(App[None]):
         """One screen of ``kind`` kept mounted between visits, so opening it again only shows
         it (composing a screen anew was most of what opening one cost); a fresh one where
         the kept one is already on the stack below (the step detail opened from a chart
-        opened from the step detail)."""
+        opened from the step detail). Installed, so that popping it does not remove it (an
+        uninstalled screen loses its widgets when popped and is composed anew when pushed)."""
         kept = self._kept_screens.get(kind)
         if kept is None:
             made = make()
             self._kept_screens[kind] = made
+            self.install_screen(made, name=f"kept-{kind.__name__}")
             return made
         if kept in self.screen_stack:
             return make()
@@ -330,4 +332,6 @@ class RlwatchApp(App[None]):
 
     def open_chart(self, key: str, step: int | None = None) -> None:
         """``key`` charted over the whole run, the cursor on ``step`` (default: the newest)."""
-        self.push_screen(ChartScreen(key, step))
+        screen = self._kept(ChartScreen, lambda: ChartScreen(key, step))
+        screen.show(key, step)
+        self.push_screen(screen)

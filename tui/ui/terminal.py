@@ -10,6 +10,10 @@ still holds.
 
 from __future__ import annotations
 
+import os
+import selectors
+import threading
+from codecs import getincrementaldecoder
 from typing import TYPE_CHECKING
 
 from tui.parsers.text import safe_text
@@ -24,6 +28,9 @@ SAVE_TITLE = "\x1b[22;0t"
 RESTORE_TITLE = "\x1b[23;0t"
 # A title longer than this is cut: a window list has room for far less.
 TITLE_CHARS = 120
+# How long the input thread waits for the terminal when no escape sequence is pending
+# (Textual's own figure); it checks whether it should stop between waits.
+INPUT_POLL_S = 0.1
 
 
 def clean_title(title: str) -> str:
@@ -59,6 +66,45 @@ class TerminalExtras:
         super().stop_application_mode()  # type: ignore[misc]
 
 
+class PromptEscape:
+    """Mixed into Textual's driver for Linux and macOS: a lone ESC becomes the ``escape`` key
+    as soon as ESCDELAY has passed.
+
+    Textual's input thread waits on the terminal for 100 ms at a time and checks the
+    parser's pending timeout (how it tells ESC from the start of an arrow key's
+    sequence) only when that wait ends, so every ``esc`` took up to 100 ms whatever
+    ESCDELAY said. This is the same loop (Textual 2.0 to 8.2 alike) with the wait cut
+    short when the parser's timeout falls due.
+    """
+
+    fileno: int
+    exit_event: threading.Event
+    _debug: bool
+
+    def run_input_thread(self) -> None:
+        from textual._time import get_time
+        from textual._xterm_parser import XTermParser
+
+        selector = selectors.SelectSelector()
+        selector.register(self.fileno, selectors.EVENT_READ)
+        parser = XTermParser(self._debug)
+        decode = getincrementaldecoder("utf-8")().decode
+        try:
+            while not self.exit_event.is_set():
+                due = parser._timeout_time
+                wait = INPUT_POLL_S if due is None else min(INPUT_POLL_S, max(0.0, due - get_time()))
+                for _key, mask in selector.select(wait):
+                    data = decode(os.read(self.fileno, 4096)) if mask & selectors.EVENT_READ else ""
+                    for event in parser.feed(data) if data else ():
+                        self.process_message(event)  # type: ignore[attr-defined]
+                for event in parser.tick():
+                    self.process_message(event)  # type: ignore[attr-defined]
+        finally:
+            selector.close()
+
+
 def rlwatch_driver(base: type[Driver], ascii_only: bool) -> type[Driver]:
-    """``base`` (Textual's driver for this platform) with titles, and ASCII output if asked."""
-    return type(f"Rlwatch{base.__name__}", (TerminalExtras, base), {"ascii_only": ascii_only})
+    """``base`` (Textual's driver for this platform) with titles, ASCII output if asked, and
+    a prompt ``esc`` where it reads the terminal itself (Linux, macOS)."""
+    extras = (TerminalExtras, PromptEscape) if hasattr(base, "run_input_thread") else (TerminalExtras,)
+    return type(f"Rlwatch{base.__name__}", (*extras, base), {"ascii_only": ascii_only})

@@ -9,6 +9,7 @@ source each time a step is shown, and nothing else of the log is read.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, bisect_right
 
 from textual.app import ComposeResult
@@ -20,6 +21,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from tui.model.aliases import STEP_TIME
+from tui.model.series import Series
 from tui.parsers.text import safe_text
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS
@@ -47,6 +49,28 @@ def reason_at(finding: Finding, rule: RuleSpec | None, run: RunContext, step: in
         if at < len(series) and series.steps[at] == step:
             return POINT_CHECKS[rule.kind](series.values, at, rule.params) or ""
     return finding.reason if finding.last_step == step else ""
+
+
+class RunningTotal:
+    """A series' finite values summed up to each point: how far into the run a step ended
+    is one look-up per ``[``/``]`` rather than a sum over every step before it (100k on a
+    week-long run). Taken in as the series grows; worked out again after a rewrite."""
+
+    def __init__(self) -> None:
+        self._of: tuple[int, int] | None = None
+        self._sums = array("d")
+
+    def upto(self, series: Series, step: int) -> float:
+        """The sum of the series' finite values at steps up to ``step``."""
+        if self._of != (id(series), series.rewrites):
+            self._of, self._sums = (id(series), series.rewrites), array("d")
+        sums, total = self._sums, (self._sums[-1] if self._sums else 0.0)
+        for value in series.values[len(sums):]:
+            if math.isfinite(value):
+                total += value
+            sums.append(total)
+        at = bisect_right(series.steps, step)
+        return sums[at - 1] if at else 0.0
 
 
 class StepDetailScreen(Screen[None]):
@@ -87,6 +111,10 @@ class StepDetailScreen(Screen[None]):
     def __init__(self, step: int) -> None:
         super().__init__()
         self.step = step
+        self._elapsed = RunningTotal()
+        self._rules_shown: Content | None = None
+        # tab id → the step whose text or dumps it holds
+        self._filled: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -107,27 +135,46 @@ class StepDetailScreen(Screen[None]):
         self.query_one(StepMetrics).focus()
 
     def show_step(self, step: int) -> None:
-        """Show ``step``: its numbers now, its text and dumps as they are read."""
+        """Show ``step``: its numbers now, its text or dumps (whichever tab is open) as read."""
         self.step = step
         run = run_context(self)
         model = run.model
         metrics = {key: value for key, series in model.series.items()
                    if (value := series.value_at(step)) is not None}
         hits = hits_at(run.findings, step)
-        self.query_one(TitleBar).update(self._title(run, step, hits))
-        self.query_one("#rules", Static).update(self._rules(run, step, hits))
+        self.query_one(TitleBar).update(self._title(run, step, hits, self._elapsed))
+        rules = self._rules(run, step, hits)
+        if rules != self._rules_shown:  # a new text lays the screen out again
+            self._rules_shown = rules
+            self.query_one("#rules", Static).update(rules)
         self.query_one(PhaseBar).show(metrics)
         self.query_one(StepMetrics).show_step(model, step)
-        sources = {series.source_at(step) for series in model.series.values()}
-        origin = ", ".join(sorted(source.label for source in sources if source is not None))
-        span = model.step_index.span(step)
-        self.run_worker(self.query_one(StepLog).show_step(run.source, span, origin),
-                        exclusive=True, group="step-log")
-        self.run_worker(self.query_one(StepDumps).show_step(run.folder, step),
-                        exclusive=True, group="step-dumps")
+        self._fill_tab(self.query_one(TabbedContent).active)
+
+    def _fill_tab(self, tab: str) -> None:
+        """Read the step's text or dumps into their tab when it is the one shown: the hidden
+        tabs catch up when opened (mounting a step's text blocks and sample cards behind the
+        metrics tab made every ``[`` and ``]`` lay the whole screen out again)."""
+        if self._filled.get(tab) == self.step:
+            return
+        run = run_context(self)
+        if tab == "log":
+            model = run.model
+            sources = {series.source_at(self.step) for series in model.series.values()}
+            origin = ", ".join(sorted(source.label for source in sources if source is not None))
+            self.run_worker(self.query_one(StepLog).show_step(
+                run.source, model.step_index.span(self.step), origin),
+                exclusive=True, group="step-log")
+        elif tab == "dumps":
+            self.run_worker(self.query_one(StepDumps).show_step(run.folder, self.step),
+                            exclusive=True, group="step-dumps")
+        self._filled[tab] = self.step
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._fill_tab(event.tabbed_content.active)
 
     @staticmethod
-    def _title(run: RunContext, step: int, hits: list[Finding]) -> Content:
+    def _title(run: RunContext, step: int, hits: list[Finding], elapsed: RunningTotal) -> Content:
         """``step 34 of 1120  81.3 s/it  at 45m12s  ✓ ok``: which step, of how many, how long
         it took, how far into the run it ended (the sum of step times up to it)."""
         model = run.model
@@ -138,9 +185,8 @@ class StepDetailScreen(Screen[None]):
         value = seconds.value_at(step) if seconds is not None else None
         if seconds is not None and value is not None:
             parts.append(Content.assemble((format_number(value), "bold"), " s/it"))
-            upto = seconds.values[:bisect_right(seconds.steps, step)]
-            elapsed = math.fsum(v for v in upto if math.isfinite(v))
-            parts.append(Content.assemble(("at ", "$text-muted"), format_duration(elapsed)))
+            parts.append(Content.assemble(("at ", "$text-muted"),
+                                          format_duration(elapsed.upto(seconds, step))))
         severity = hits[0].severity if hits else None
         style = {Severity.CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
         count = f" {len(hits)} rule{'s' * (len(hits) != 1)} broken" if hits else ""
@@ -189,9 +235,9 @@ class StepDetailScreen(Screen[None]):
         if key is not None:
             run_context(self).open_chart(key, self.step)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if isinstance(event.data_table, StepMetrics):
-            self.action_chart()
+    def on_step_metrics_selected(self, event: StepMetrics.Selected) -> None:
+        event.stop()
+        run_context(self).open_chart(event.key, self.step)
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

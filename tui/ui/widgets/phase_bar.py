@@ -79,9 +79,18 @@ class PhaseBar(Widget):
         self.total: float | None = None
 
     def show(self, metrics: Mapping[str, float]) -> None:
-        """Take the phases from one step's metrics."""
+        """Take the phases from one step's metrics. The screen is laid out again only when
+        the legend wraps to another number of lines (a layout repaints the whole screen)."""
+        lines = self._lines()
         self.phases, self.total = step_phases(metrics)
-        self.refresh(layout=True)
+        self.refresh()  # also drops the rendering and height kept for the old phases
+        if self._lines() != lines:
+            self.refresh(layout=True)
+
+    def _lines(self) -> int | None:
+        """How many lines the bar and its legend take at the present width (None: not laid out)."""
+        width = self.content_region.width
+        return self.get_content_height(self.size, self.size, width) if width > 0 else None
 
     def _colour(self, index: int, name: str) -> str:
         return "$text-muted" if name == OTHER else _COLOURS[index % len(_COLOURS)]

@@ -113,9 +113,16 @@ class RunHeader(Widget):
         """The header was clicked: show what its verdict names (the screen decides how)."""
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self.refresh)
+        self.set_interval(1.0, self._tick)
         if self._clear_when_mounted:
             self._status_timer = self.set_timer(OK_STATUS_SECONDS, self._clear_ok_status)
+
+    def _tick(self) -> None:
+        """Redraw the time since the last step while the dashboard is the screen on top:
+        Textual repaints the screen above wherever the one beneath it changes, so ticking
+        under the steps, the detail or a chart repainted them whole every second."""
+        if self.app.screen is self.screen:
+            self.refresh()
 
     def on_click(self) -> None:
         self.post_message(self.VerdictClicked())
@@ -127,8 +134,10 @@ class RunHeader(Widget):
 
     def show_health(self, severity: Severity | None, text: str) -> None:
         """The rules' verdict on the whole run (worst severity and a few words)."""
-        self.health = (severity, safe_text(text))
-        self.refresh()
+        health = (severity, safe_text(text))
+        if health != self.health:  # the rules judge every few seconds, mostly to the same verdict
+            self.health = health
+            self.refresh()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Show a source event (a reset, a reconnect) until the next one replaces it; a

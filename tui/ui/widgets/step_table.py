@@ -17,11 +17,9 @@ from dataclasses import dataclass
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.model.aliases import (
@@ -38,6 +36,7 @@ from tui.model.series import Series
 from tui.rules.findings import Finding, Severity
 from tui.ui.format import format_number
 from tui.ui.health import STATE_MARK, filter_steps, hits_at
+from tui.ui.widgets.cursor_table import CursorTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +76,15 @@ def fitting(columns: list[tuple[Column, Series | None]], width: int) -> list[tup
     return kept
 
 
-class StepTable(ScrollView, can_focus=True):
+def verdicts(findings: list[Finding]) -> tuple:
+    """What of the findings the rows show: each rule's hits (steps are only ever added to a
+    finding, so their count and ends tell when they changed). The rules judge the run every
+    few seconds into a new list; the table is redrawn only when this changes."""
+    return tuple((f.rule, f.metric, f.severity, f.count, f.first_step, f.last_step)
+                 for f in findings)
+
+
+class StepTable(CursorTable):
     """Steps of a RunModel with their key metrics and the worst rule each broke."""
 
     BINDINGS = [
@@ -126,7 +133,6 @@ class StepTable(ScrollView, can_focus=True):
         self._filtered: array | None = None
         # Rows as of the last sync: new steps show when the cursor moves with them.
         self._count = 0
-        self.cursor = 0
         self._columns: list[tuple[Column, Series | None]] = []
         self._all_columns: list[tuple[Column, Series | None]] = []
         self._synced: tuple | None = None
@@ -168,8 +174,9 @@ class StepTable(ScrollView, can_focus=True):
         if query is not None:
             self.query_text = query
         steps = self.model.every_step()
-        signature = (id(steps), len(steps), self.model.version, id(findings), self.query_text)
+        signature = (id(steps), len(steps), self.model.version, verdicts(findings), self.query_text)
         if signature == self._synced:
+            self.findings = findings  # the same verdicts in the list of the latest judgement
             return
         self._synced = signature
         kept = self.cursor_step if self.cursor > 0 or query is not None else None
@@ -197,12 +204,6 @@ class StepTable(ScrollView, can_focus=True):
 
     # -- keys ---------------------------------------------------------------
 
-    def action_cursor(self, delta: int) -> None:
-        self._move(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        self._move(self.cursor + direction * max(1, self._body_height()))
-
     def action_first(self) -> None:
         self._move(0)
 
@@ -214,33 +215,8 @@ class StepTable(ScrollView, can_focus=True):
         if step is not None:
             self.post_message(self.Selected(step))
 
-    def on_click(self, event: events.Click) -> None:
-        if event.y >= 1:
-            self._move(int(self.scroll_y) + event.y - 1)
-            if event.chain == 2:
-                self.action_select()
-
-    def _move(self, row: int) -> None:
-        """Cursor to ``row`` (clamped), scrolled into view."""
-        before = self.cursor
-        self.cursor = max(0, min(row, self.row_count - 1))
-        if self.cursor != before:
-            self.post_message(self.Moved())
-        top, height = int(self.scroll_y), self._body_height()
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False)
-        elif height > 0 and self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False)
-        else:
-            # Only the two rows the cursor left and reached change: repaint those lines
-            # (line 0 is the header), not the whole table, for j/k on a long run.
-            self.refresh_lines(before + 1)  # virtual lines: the header is line 0
-            self.refresh_lines(self.cursor + 1)
-            return
-        self.refresh()
-
-    def _body_height(self) -> int:
-        return max(0, self.scrollable_content_region.height - 1)
+    def _moved(self) -> None:
+        self.post_message(self.Moved())
 
     # -- drawing ------------------------------------------------------------
 
