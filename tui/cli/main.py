@@ -36,8 +36,9 @@ Watch a verl (PPO/GRPO) training run from the terminal.
 
 
 FLEET_TARGETS = ("a log file or run directory, local or [user@]host:path or "
-                 "ssh://[user@]host[:port]/path; several, @NAME from ~/.config/rlwatch/runs.toml "
-                 "or a glob for a fleet")
+                 "ssh://[user@]host[:port]/path, a Ray job (ray+http://HOST:8265/JOB, "
+                 "ray://[user@]head/JOB) or a Slurm job (slurm://[user@]login/JOBID); several, "
+                 "@NAME from ~/.config/rlwatch/runs.toml or a glob for a fleet")
 
 
 def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None:
