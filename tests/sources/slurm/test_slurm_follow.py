@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from tests.sources.slurm.conftest import prints_steps
 from tests.support import dashboard_on, header_text, rlwatch_as, until, wait_for
 from tui.parsers.records import JobOutcome
@@ -77,6 +78,7 @@ async def test_the_dashboard_on_a_failed_job_says_so_in_its_header(slurm_world, 
         await source.close()
 
 
+@pytest.mark.last  # its job was submitted with the cluster; the rest of the suite runs meanwhile
 def test_a_job_past_its_time_limit_is_crashed_with_timeout(slurm_world):
     cluster, job = slurm_world.cluster, slurm_world.timeout_job
     cluster.wait_for(job, "TIMEOUT", timeout=150)  # a 1-minute limit, checked every 30 s or so
