@@ -41,13 +41,13 @@ WHOLE_RUNS = {
 def test_whole_run_logs_report_exact_values(prefix):
     steps, last_step, total, values = WHOLE_RUNS[prefix]
     result = check_json(verl_log(prefix))
-    assert set(result) == {"target", "run", "latest", "findings", "accelerators"}
+    assert set(result) == {"target", "run", "latest", "findings", "accelerators", "job"}
     assert result["target"] == str(verl_log(prefix)) and result["run"]["log"] == str(verl_log(prefix))
     assert result["run"]["steps"] == steps and result["run"]["last_step"] == last_step
     assert result["run"]["total_steps"] == total
     for key, value in values.items():
         assert result["latest"][key] == value, key
-    assert result["accelerators"] == []
+    assert result["accelerators"] == [] and result["job"] is None  # a plain log has no scheduler
     # Healthy whole runs: outside some checklist bands (warnings), never critical.
     assert [f for f in result["findings"] if f["severity"] == "critical"] == []
 

@@ -44,7 +44,7 @@ def test_a_tensorboard_only_directory_is_checked_from_its_newest_experiment(tmp_
     run = tensorboard_only(tmp_path)
     result, done = check(str(run))
     assert done.returncode == 2, done.stderr  # the fixture's inf grad norm: critical
-    assert set(result) == {"target", "run", "latest", "findings", "accelerators"}
+    assert set(result) == {"target", "run", "latest", "findings", "accelerators", "job"}
     experiment = run / "tensorboard_log" / "proj" / "exp"
     assert result["target"] == str(run) and result["run"]["log"] == str(experiment)
     assert result["run"]["steps"] == 7 and result["run"]["last_step"] == 6

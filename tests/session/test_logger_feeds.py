@@ -42,7 +42,7 @@ def test_check_reports_the_file_loggers_exact_values_over_3_decimal_text(tmp_pat
     result, stderr = check_json(run)
     last = exact_steps()[-1]
     assert result["run"]["steps"] == 5 and result["run"]["last_step"] == 4
-    assert set(result) == {"target", "run", "latest", "findings", "accelerators"}
+    assert set(result) == {"target", "run", "latest", "findings", "accelerators", "job"}
     for key, value in last.metrics.items():
         assert same(result["latest"][key], value), key
     assert result["latest"]["actor/pg_loss"] == -0.000266974651148999  # the console said -0.000

@@ -14,6 +14,7 @@ from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
+from tui.parsers.records import JobRecord
 from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
 from tui.rules.findings import Finding, worst_severity
@@ -93,7 +94,18 @@ def report(target: str, model: RunModel, findings: list[Finding],
         "latest": {key: format_value(value) for key, value in model.latest().items()},
         "findings": [finding.to_json() for finding in findings],
         "accelerators": accelerators or [],
+        "job": _job(model.job),
     }
+
+
+def _job(job: JobRecord | None) -> dict | None:
+    """The scheduler's word on a Ray or Slurm job (None for a plain log): its own state
+    word, the state in the words every scheduler shares, its reason, nodes and time limit."""
+    if job is None:
+        return None
+    return {"scheduler": job.scheduler, "id": job.job_id, "state": job.state,
+            "outcome": job.outcome.value, "message": job.message, "nodes": list(job.nodes),
+            "time_limit_s": job.time_limit_s, "note": job.note}
 
 
 def _finite_or_none(value: float | None) -> float | None:
@@ -114,6 +126,11 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
         last = series.last() if series is not None else None
         if last is not None:
             lines.append(f"  {concept.title:<16} {last[1]:.6g}  ({key} @ step {last[0]})")
+    if model.job is not None:
+        job = model.job
+        said = f" ({job.message})" if job.message else ""
+        lines.append(f"  {job.scheduler} job {job.job_id}: {job.state}{said}"
+                     + (f"; {job.note}" if job.note else ""))
     if not findings:
         lines.append("  no findings: every rule holds")
     for finding in findings:

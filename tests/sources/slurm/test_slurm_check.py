@@ -19,6 +19,10 @@ def check(world, job_id: str):
     return rlwatch_as(world.home, "check", f"slurm://login/{job_id}", "--json")
 
 
+def check_text(world, job_id: str) -> str:
+    return rlwatch_as(world.home, "check", f"slurm://login/{job_id}").stdout
+
+
 def printed_steps(output: Path) -> int:
     text = output.read_text() if output.exists() else ""  # slurmd creates it as the job starts
     return sum(line.startswith("step:") for line in text.splitlines())
@@ -55,6 +59,12 @@ def test_a_failed_job_is_crashed_with_slurms_reason_and_exit_code(slurm_world):
     finding = job_failed(result)
     assert finding["severity"] == "critical"
     assert finding["exception"] == f"Slurm job {job} FAILED: NonZeroExitCode, exit code 1"
+    # The scheduler's word, for scripts: its own state, the shared outcome, where it ran.
+    assert result["job"] == {"scheduler": "Slurm", "id": job, "state": "FAILED",
+                             "outcome": "failed", "message": "NonZeroExitCode, exit code 1",
+                             "nodes": ["localhost"], "time_limit_s": None, "note": "scontrol"}
+    text = check_text(slurm_world, job)
+    assert f"Slurm job {job}: FAILED (NonZeroExitCode, exit code 1)" in text
 
 
 def test_a_cancelled_job_is_crashed_and_says_it_was_cancelled(slurm_world):
