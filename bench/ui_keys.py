@@ -23,19 +23,16 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import select
-import signal
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.table import Row  # noqa: E402
-from bench.ui_latency import SETTLE_S, Terminal, _run_app  # noqa: E402
+from bench.ui_latency import app_on_terminal, p95  # noqa: E402
 
 # Opening a screen for the first time composes it: Textual writes a few bytes at once
 # (13), then nothing for as long as composing takes, then the frame. Output smaller than
@@ -79,48 +76,27 @@ def settle(fd: int, limit: float = 180.0) -> None:
 def key_times(steps: int, rounds: int) -> dict[str, list[float]]:
     """Latencies (s) of each key of LOOP, ``rounds`` times round."""
     times: dict[str, list[float]] = {label: [] for label, _, _ in LOOP}
-    with tempfile.TemporaryDirectory() as folder:
-        log = Path(folder) / "idle.log"
-        log.write_bytes(b"")
-        pid, fd = pty.fork()
-        if pid == 0:
-            try:
-                _run_app(steps, log)
-            finally:
-                os._exit(0)
-        terminal = Terminal(fd)
-        try:
-            if not terminal.wait_for_output(180):
-                raise RuntimeError("the app drew nothing")
-            terminal.read_until_quiet(quiet=3.0, limit=SETTLE_S)
-            settle(fd)
-            for _ in range(rounds):
-                for label, key, _ in LOOP:
-                    if terminal.wait_for_output(1.2):  # the header's once-a-second redraw
-                        terminal.read_until_quiet()
-                    start = time.perf_counter()
-                    os.write(fd, key)
-                    # Wait for the first byte however long it takes: a slow key counts in
-                    # full (one slower than the header's next redraw runs into it and counts a
-                    # little long), never dropped. Every key of LOOP draws something.
-                    if not terminal.wait_for_output(10.0):
-                        continue
-                    before = terminal.bytes_read
+    with app_on_terminal(steps, 180) as (fd, terminal):
+        settle(fd)
+        for _ in range(rounds):
+            for label, key, _ in LOOP:
+                if terminal.wait_for_output(1.2):  # the header's once-a-second redraw
+                    terminal.read_until_quiet()
+                start = time.perf_counter()
+                os.write(fd, key)
+                # Wait for the first byte however long it takes: a slow key counts in
+                # full (one slower than the header's next redraw runs into it and counts a
+                # little long), never dropped. Every key of LOOP draws something.
+                if not terminal.wait_for_output(10.0):
+                    continue
+                before = terminal.bytes_read
+                end = terminal.read_until_quiet()
+                while (terminal.bytes_read - before < FRAME_MIN_BYTES
+                       and terminal.wait_for_output(10.0)):
                     end = terminal.read_until_quiet()
-                    while (terminal.bytes_read - before < FRAME_MIN_BYTES
-                           and terminal.wait_for_output(10.0)):
-                        end = terminal.read_until_quiet()
-                    if end is not None:
-                        times[label].append(end - start)
-        finally:
-            os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
-            os.close(fd)
+                if end is not None:
+                    times[label].append(end - start)
     return times
-
-
-def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
 
 
 def rows(steps: int = 100_000, rounds: int = 5) -> list[Row]:

@@ -27,6 +27,8 @@ import sys
 import tempfile
 import termios
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -87,8 +89,10 @@ class Terminal:
         return bool(ready)
 
 
-def press_times(steps: int, presses: int = 40) -> list[float]:
-    """Latencies (s) from typing ``?`` to the last byte of the redrawn screen."""
+@contextmanager
+def app_on_terminal(steps: int, first_draw_s: float) -> Iterator[tuple[int, Terminal]]:
+    """The app on ``steps`` synthetic steps, in a child on a pseudo-terminal: (its fd, the
+    terminal reader) once it has drawn and judged; the child is stopped on leaving."""
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "idle.log"
         log.write_bytes(b"")
@@ -100,23 +104,29 @@ def press_times(steps: int, presses: int = 40) -> list[float]:
                 os._exit(0)
         terminal = Terminal(fd)
         try:
-            if not terminal.wait_for_output(120):  # the model is built before the app starts
+            if not terminal.wait_for_output(first_draw_s):  # the model is built before the app starts
                 raise RuntimeError("the app drew nothing")
             terminal.read_until_quiet(quiet=3.0, limit=SETTLE_S)  # drawn and judged
-            times: list[float] = []
-            while len(times) < presses:
-                if terminal.wait_for_output(1.2):  # the once-a-second redraw, if any: type after it
-                    terminal.read_until_quiet()
-                start = time.perf_counter()
-                os.write(fd, b"?")
-                end = terminal.read_until_quiet()
-                if end is not None and end - start < 0.8:  # else it ran into the next redraw
-                    times.append(end - start)
-            return times
+            yield fd, terminal
         finally:
             os.kill(pid, signal.SIGTERM)
             os.waitpid(pid, 0)
             os.close(fd)
+
+
+def press_times(steps: int, presses: int = 40) -> list[float]:
+    """Latencies (s) from typing ``?`` to the last byte of the redrawn screen."""
+    with app_on_terminal(steps, 120) as (fd, terminal):
+        times: list[float] = []
+        while len(times) < presses:
+            if terminal.wait_for_output(1.2):  # the once-a-second redraw, if any: type after it
+                terminal.read_until_quiet()
+            start = time.perf_counter()
+            os.write(fd, b"?")
+            end = terminal.read_until_quiet()
+            if end is not None and end - start < 0.8:  # else it ran into the next redraw
+                times.append(end - start)
+        return times
 
 
 async def redraw_time(steps: int) -> float:
@@ -142,7 +152,7 @@ async def redraw_time(steps: int) -> float:
 
 
 def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1]
+    return statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
 
 
 def rows(steps: int = 100_000) -> list[Row]:
