@@ -497,15 +497,21 @@ def write_dumps(run_dir: Path, step: int) -> None:
          "reward": 1.0}) + "\n")
 
 
+async def open_dumps(pilot, app: RlwatchApp, step: int, count: int) -> StepDumps:
+    """Steps → g ``step`` → the detail's Dumps tab, once its ``count`` dump files are read."""
+    await open_steps(pilot, app)
+    await go_to_step(pilot, app, step)
+    await open_detail(pilot, app, step)
+    await pilot.press("d")
+    dumps = app.screen.query_one(StepDumps)
+    await wait_for(pilot, lambda: len(dumps.dumps) == count, f"{count} dump file(s) read")
+    return dumps
+
+
 async def worst_sample_of_step_2(pilot, app: RlwatchApp) -> str:
     """Steps → g 2 → the detail's Dumps tab (``write_dumps``' samples) → end: the reader's text."""
     await wait_for(pilot, lambda: app.model.step_count == 4, "4 steps")
-    await open_steps(pilot, app)
-    await go_to_step(pilot, app, 2)
-    await open_detail(pilot, app, 2)
-    await pilot.press("d")
-    dumps = app.screen.query_one(StepDumps)
-    await wait_for(pilot, lambda: len(dumps.dumps) == 2, "both dumps read")
+    dumps = await open_dumps(pilot, app, 2, 2)
     summary = text_of(dumps.query_one("#dump-summary"))
     assert "validation  1 samples" in summary and "rollout  4 samples" in summary
     assert "above 0: 75%" in summary  # three of the four rollouts scored

@@ -134,10 +134,9 @@ async def test_dumps_and_the_chart_of_an_evil_key_show_it_inert(tmp_path):
     import json
 
     from tests.hostile import ALL
-    from tests.support import highlight_metric
+    from tests.support import highlight_metric, open_dumps
     from tui.sources.local_file import LocalFile
     from tui.ui.screens.chart import ChartScreen
-    from tui.ui.widgets.step_dumps import StepDumps
 
     log = evil_run(tmp_path)
     run_dir = log.parent
@@ -149,12 +148,7 @@ async def test_dumps_and_the_chart_of_an_evil_key_show_it_inert(tmp_path):
     app = dashboard_on(LocalFile(log, poll_seconds=0.05), run_dir=run_dir)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: shown_step(app) == "5/5", "step 5")
-        await open_steps(pilot, app)
-        await go_to_step(pilot, app, 4)
-        await open_detail(pilot, app, 4)
-        await pilot.press("d")
-        dumps = app.screen.query_one(StepDumps)
-        await wait_for(pilot, lambda: len(dumps.dumps) == 1, "the rollout dump read")
+        dumps = await open_dumps(pilot, app, 4, 1)
         await pilot.pause(0.2)
         assert_screen_inert(app)
         card = text_of(dumps.query_one(SampleCard))
