@@ -142,7 +142,7 @@ class RunSession:
         source, job = self.source, self.model.job
         if not isinstance(source, JobSource) or job is None:
             return [source.accelerator_host()]
-        hosts = []
+        hosts = [source.accelerator_host()] if source.own_host_runs_job else []
         for node in job.nodes:
             try:
                 hosts.append(await source.node_host(node))
@@ -212,7 +212,8 @@ class RunSession:
         host and ``gpu_hosts``. A part that fails says so in a notice; the others go on."""
         parts = [self._follow_log(), self._follow_logger_files()]
         if self.watch_accelerators:
-            if not isinstance(self.source, JobSource):  # a job's are its nodes' (_follow_new_nodes)
+            # A job's other nodes come as the scheduler names them (_follow_new_nodes).
+            if not isinstance(self.source, JobSource) or self.source.own_host_runs_job:
                 parts.append(self._follow_accelerators(self.source.accelerator_host()))
             parts += [self._follow_other_host(host) for host in self.gpu_hosts]
         self._following = True

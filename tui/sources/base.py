@@ -135,6 +135,10 @@ class JobSource(LogSource, Protocol):
     login node or the Ray head as a jump host, where the source has one).
     """
 
+    # Whether ``accelerator_host()`` is itself one of the job's nodes and read as such (a Ray
+    # head, which ``nodes`` leaves out), or only the way in (a Slurm login node, never read).
+    own_host_runs_job: bool
+
     async def node_host(self, node: str) -> AcceleratorHost:
         """The node ``node`` of the job, ready to run accelerator tools on (SourceError if it
         cannot be reached)."""

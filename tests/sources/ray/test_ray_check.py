@@ -115,3 +115,17 @@ def test_an_entrypoint_with_escape_sequences_is_listed_inert(ray_head, ray_jobs)
     done, _ = checked(ray_head, "rlw-nonesuch")
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr
     assert "rlw-hostile (" in done.stderr and "␛]0;owned␇␛[2J" in done.stderr
+
+
+def test_the_heads_accelerators_are_the_jobs(ray_head, ray_jobs, tmp_path):
+    """The head runs the driver (on one node, the whole job): a dashboard on loopback reads
+    this machine's GPUs, here a replayed H100 nvidia-smi first on PATH."""
+    from tests.sources.accelerators.conftest import H100_REAL
+    from tests.sources.accelerators.replay import install
+
+    install(tmp_path / "bin", "nvidia-smi", H100_REAL)
+    env = dict(ray_head.env, PATH=f"{tmp_path / 'bin'}:{ray_head.env.get('PATH', '')}")
+    done, result = checked(ray_head, ray_jobs["ok"], env)
+    assert done.returncode == 1, done.stderr
+    (gpu,) = result["accelerators"]
+    assert "H100" in gpu["name"] and gpu["util_pct"] == 100

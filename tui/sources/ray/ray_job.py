@@ -39,6 +39,10 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 class RayJobLog:
     """The driver log of one Ray job, followed through the cluster's Jobs API."""
 
+    # The head runs the job's driver (and, on one node, all of it): its accelerators are read
+    # as the source's own host; ``JobRecord.nodes`` names the other live nodes.
+    own_host_runs_job = True
+
     def __init__(self, address: RayAddress, accept_new_host_key: bool = False, poll_s: float = 2.0,
                  quiet_s: float = 1.5, nodes_every_s: float = 30.0) -> None:
         self.address = address

@@ -67,6 +67,9 @@ class SlurmJobLog:
     """The job ``target`` names on its login node (``target.job_id`` None: ``connect`` lists
     the user's jobs there instead, as an error that names them)."""
 
+    # The login node is only the way in: the job's accelerators are its nodes'.
+    own_host_runs_job = False
+
     def __init__(self, target: SlurmTarget, accept_new_host_key: bool = False,
                  poll_s: float = POLL_S, pool: ConnectionPool | None = None) -> None:
         """``pool``: a fleet's shared SSH connections; the login node's is then shared with
