@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support import (
     GENERATED,
     JSONL_V06,
@@ -28,7 +30,7 @@ from tests.support import (
     tensorboard_only,
     without_console,
 )
-from tui.cli.targets import open_target
+from tui.cli.targets import open_target, target_host
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import LocalLoggerRun
 
@@ -193,3 +195,16 @@ def test_a_young_console_newer_than_old_logger_files_is_kept(tmp_path):
     (run / "grpo.log").write_text("Starting the trainer\n")  # no step line, no config yet
     opened = open_target(str(run))
     assert isinstance(opened.source, LocalFile) and opened.source.path == run / "grpo.log"
+
+
+@pytest.mark.parametrize(("target", "host"), [
+    ("gpu:/runs/cola", "gpu"),
+    ("ssh://me@gpu:2222/runs/cola", "gpu"),
+    ("slurm://me@login/812", "login"),
+    ("ray+http://10.0.0.1:8265/raysubmit_1", "10.0.0.1"),
+    ("ray://me@head/raysubmit_1", "head"),
+    ("/runs/cola", None),
+])
+def test_the_host_a_run_is_read_from_whatever_the_target_form(target, host):
+    # A fleet's row names it: a Slurm or Ray job's was shown as "slurm", "ray" or "local".
+    assert target_host(target) == host

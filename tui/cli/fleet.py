@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
 from tui.cli.run_list import RunListError, Wanted, expand, globbed, wanted_runs
-from tui.cli.targets import local_run_dir, open_target
+from tui.cli.targets import local_run_dir, open_target, target_host
 from tui.model.accelerators import AcceleratorHistory
 from tui.parsers.text import safe_data, safe_text
 from tui.rules.findings import worst_severity
@@ -50,8 +50,7 @@ class RunOptions:
 
 def host_of(target: str) -> str:
     """The host a target's run is on, as its row names it."""
-    remote = parse_target(target)
-    return LOCAL_HOST if remote is None else remote.host
+    return target_host(target) or LOCAL_HOST
 
 
 def _name(wanted: Wanted) -> str:

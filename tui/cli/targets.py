@@ -75,6 +75,23 @@ def open_target(target: str, log: str | None = None, accept_new_host_key: bool =
         raise SourceError(f"{target}: {error.strerror or error}") from None
 
 
+def target_host(target: str) -> str | None:
+    """The host a target's run is read from (a box, a Slurm login node, a Ray head), or None
+    for this machine; what a fleet's row names as the run's host."""
+    if is_ray_target(target):
+        from tui.sources.ray.address import parse_ray_target
+
+        try:
+            return parse_ray_target(target).host or None
+        except SourceError:
+            return None  # an address that cannot be read says so when the run is opened
+    slurm = parse_slurm_target(target)
+    if slurm is not None:
+        return slurm.login.host
+    remote = parse_target(target)
+    return remote.host if remote is not None else None
+
+
 def _open_ray(target: str, log: str | None, accept_new_host_key: bool) -> OpenedTarget:
     """A Ray job: its driver log, read through the cluster's Jobs API."""
     if log is not None:
