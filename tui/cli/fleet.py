@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
 from tui.cli.run_list import RunListError, Wanted, expand, globbed, wanted_runs
-from tui.cli.targets import local_run_dir, open_target, target_host
+from tui.cli.targets import local_run_dir, open_target, pooled_target, target_host
 from tui.model.accelerators import AcceleratorHistory
 from tui.parsers.text import safe_data, safe_text
 from tui.rules.findings import worst_severity
@@ -136,7 +136,7 @@ def _opener(run: Found, pool: ConnectionPool, options: RunOptions,
 
 
 def _host_trouble(target: str, pool: ConnectionPool) -> Callable[[], str | None]:
-    remote = parse_target(target)
+    remote = pooled_target(target)
     if remote is None:
         return lambda: None
     return lambda: pool.trouble(remote)

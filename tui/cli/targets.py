@@ -18,7 +18,7 @@ from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import local_logger_run, local_run_instead_of, logger_dir_run
 from tui.sources.ray.address import is_ray_target
 from tui.sources.slurm.target import parse_slurm_target
-from tui.sources.ssh.target import parse_target
+from tui.sources.ssh.target import RemoteTarget, parse_target
 from tui.sources.tensorboard_events import is_event_file
 
 if TYPE_CHECKING:
@@ -85,11 +85,17 @@ def target_host(target: str) -> str | None:
             return parse_ray_target(target).host or None
         except SourceError:
             return None  # an address that cannot be read says so when the run is opened
-    slurm = parse_slurm_target(target)
-    if slurm is not None:
-        return slurm.login.host
-    remote = parse_target(target)
+    remote = pooled_target(target)
     return remote.host if remote is not None else None
+
+
+def pooled_target(target: str) -> RemoteTarget | None:
+    """The SSH host whose connection a fleet's pool shares for ``target`` (a box, a Slurm login
+    node); None for a local run or a Ray job (read through its Jobs API)."""
+    if is_ray_target(target):
+        return None
+    slurm = parse_slurm_target(target)
+    return slurm.login if slurm is not None else parse_target(target)
 
 
 def _open_ray(target: str, log: str | None, accept_new_host_key: bool) -> OpenedTarget:

@@ -261,3 +261,22 @@ async def test_marked_runs_open_the_compare_screen_and_escape_comes_back(tmp_pat
             await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet again")
     finally:
         await closed(app, pool)
+
+
+async def test_a_slurm_job_on_a_login_node_that_is_down_says_so_on_its_row(tmp_path, monkeypatch):
+    """A Slurm job's row is its login node's: named by it, and unreachable with its reason."""
+    home = ClientHome(tmp_path / "home")
+    home.add_host("dead", free_port())
+    monkeypatch.setenv("HOME", str(home.path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    runs = fleet_folder(tmp_path)
+    app, pool = await fleet_app(["slurm://dead/812", str(runs / "stalled")])
+    try:
+        async with app.run_test(size=(160, 30)) as pilot:
+            await wait_for(pilot, lambda: len(rows(app)) == 2 and "opening" not in column(app, "state"),
+                           "both rows", 20)
+            assert list(zip(column(app, "state"), column(app, "host"))) == [
+                ("unreachable", "dead"), ("stalled", "local")]
+            assert "dead: cannot connect" in column(app, "worst finding")[0]
+    finally:
+        await closed(app, pool)
