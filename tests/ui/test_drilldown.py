@@ -248,6 +248,26 @@ async def test_help_lists_the_keys_of_the_current_screen(tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the detail again")
 
 
+async def test_one_help_screen_is_kept_and_shows_each_screen_its_own_keys(tmp_path):
+    log = first_steps(tmp_path, 3)
+    app = open_app(log)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 3, "3 steps")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the dashboard's help")
+        kept = app.screen
+        assert "sparkline" in text_of(kept.query_one("#guide"))
+        await pilot.press("escape")
+        await open_steps(pilot, app)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the steps' help")
+        assert app.screen is kept  # shown again, not composed anew
+        keys = text_of(kept.query_one("#keys"))
+        assert "ask for a step number and jump there" in keys and "focus the panel" not in keys
+        guide = text_of(kept.query_one("#guide"))
+        assert "newest on top" in guide and "sparkline" not in guide
+
+
 async def test_command_palette_opens_a_metric_chart_and_screens(tmp_path):
     log = first_steps(tmp_path, 3)
     app = open_app(log)

@@ -293,7 +293,10 @@ class RlwatchApp(App[None]):
         """Every key the current screen answers to (its own, its focused widget's, the app's)."""
         if not isinstance(self.screen, HelpScreen):
             bindings = [active.binding for active in self.screen.active_bindings.values()]
-            self.push_screen(HelpScreen(bindings, getattr(self.screen, "GUIDE", None)))
+            guide = getattr(self.screen, "GUIDE", None)
+            screen = self._kept(HelpScreen, lambda: HelpScreen(bindings, guide))
+            screen.show(bindings, guide)
+            self.push_screen(screen)
 
     def action_steps(self) -> None:
         if not isinstance(self.screen, StepsScreen):
