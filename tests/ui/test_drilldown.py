@@ -42,6 +42,7 @@ from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
+from tui.ui.widgets.chart_plot import ChartPlot
 from tui.ui.widgets.sample_card import SampleCard
 from tui.ui.widgets.step_log import StepLog
 from tui.ui.widgets.step_metrics import StepMetrics
@@ -377,3 +378,29 @@ async def test_screens_opened_again_are_the_same_screens_still_whole(tmp_path):
             for back_to in (StepDetailScreen, StepsScreen, DashboardScreen):
                 await pilot.press("escape")
                 await wait_for(pilot, lambda: isinstance(app.screen, back_to), back_to.__name__)
+
+
+async def test_the_first_cursor_move_on_a_new_chart_builds_no_figure(tmp_path):
+    """``c`` builds the figure for the width the chart gets (before its first layout it
+    had none, and the first ← built the figure again, a quarter of a second on 100k steps)."""
+    app = open_app(first_steps(tmp_path, 30))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "30", "the run read")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart")
+        plot = app.screen.query_one(ChartPlot)
+        await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure drawn")
+        builds = 0
+        build = plot.plt.build
+
+        def counted() -> str:
+            nonlocal builds
+            builds += 1
+            return build()
+
+        plot.plt.build = counted
+        await pilot.press("left")
+        await wait_for(pilot, lambda: "step 29 =" in text_of(app.screen.query_one("#title")),
+                       "the cursor on the step before")
+        await pilot.pause()
+        assert builds == 0
