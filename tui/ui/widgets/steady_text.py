@@ -33,12 +33,12 @@ class SteadyText(Widget, can_focus=False):
         if content == self._content:
             return
         self._content = content
+        self.refresh()  # a repaint, which also drops the old text's render and height
         width, height = self.content_size
-        if self.is_mounted and width and content.get_height(self.styles, width) <= height:
+        if self.is_mounted and width and self.get_content_height(self.size, self.app.size, width) <= height:
             # Fits the rows the block has: keep them (a shorter text leaves the rest blank).
             if self.styles.min_height is None or self.styles.min_height.value != height:
                 self.styles.min_height = height
-            self.refresh()
         else:
             self.refresh(layout=True)
 
