@@ -363,6 +363,8 @@ class RlwatchApp(App[None]):
         screen = self._kept(StepDetailScreen, lambda: StepDetailScreen(step))
         if screen.is_mounted:
             screen.show_step(step)
+        else:  # still composing (ahead of its first key): it shows its step once mounted
+            screen.step = step
         self.push_screen(screen)
 
     def open_finding(self, finding: Finding) -> None:
