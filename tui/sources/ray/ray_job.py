@@ -6,7 +6,9 @@ running one). Reading once (``check``) takes the log so far in one request; foll
 (the dashboard) reads Ray's log stream, whose messages come back to back while it
 sends what was written before and then at most once a second, so a pause longer than
 ``quiet_s`` means everything written so far has arrived (``CaughtUp``). What arrives
-is spooled to a local file for range reads. The job's state is polled every
+is spooled to a local file for range reads (read once, a range past what arrived fetches
+the log as it is now: ``rlwatch status`` compares the bytes it stopped at before reading
+on, as for every log). The job's state is polled every
 ``poll_s`` and sent as ``JobState`` when it changes; the nodes with it come from the
 state API. A stream that breaks is opened again and the bytes already delivered are
 skipped (Ray always sends from the start), so nothing is lost or read twice.
@@ -58,6 +60,7 @@ class RayJobLog:
         self._job: RayJob | None = None
         self._nodes: tuple[str, ...] = ()
         self._spool = Spool()
+        self._following = False  # then the log stream alone fills the spool, and says so
 
     @property
     def label(self) -> str:
@@ -132,9 +135,7 @@ class RayJobLog:
         submission_id = self.job.submission_id or self.job.name
         if not follow:
             record = await self._record()
-            data = (await self.api.logs(submission_id)).encode("utf-8", "replace")
-            if len(data) > self._spool.size:  # the spool holds a prefix of the log
-                self._spool.append(data[self._spool.size:])
+            await self._fill()
             yield JobState(record)
             if self._spool.size > start:
                 yield Data(start, await self._spool.read(start, self._spool.size))
@@ -142,7 +143,14 @@ class RayJobLog:
         async for event in self._follow(start, submission_id):
             yield event
 
+    async def _fill(self) -> None:
+        """Bring the spool up to the log as it is now (Ray serves it whole, never a range)."""
+        data = (await self.api.logs(self.job.submission_id or self.job.name)).encode("utf-8", "replace")
+        if len(data) > self._spool.size:  # the spool holds a prefix of the log
+            self._spool.append(data[self._spool.size:])
+
     async def _follow(self, start: int, submission_id: str) -> AsyncIterator[SourceEvent]:
+        self._following = True
         if self._spool.size > start:
             yield Data(start, await self._spool.read(start, self._spool.size))
         queue: asyncio.Queue[SourceEvent] = asyncio.Queue()
@@ -219,7 +227,10 @@ class RayJobLog:
             await asyncio.sleep(self.poll_s)
 
     async def read_range(self, start: int, end: int) -> bytes:
-        """The bytes in ``[start, end)`` of the log as it has arrived."""
+        """The bytes in ``[start, end)`` of the log as it has arrived (not following, as it
+        is now: the bytes the log stream has not brought yet are the stream's to deliver)."""
+        if end > self._spool.size and not self._following:
+            await self._fill()
         return await self._spool.read(start, end)
 
     def accelerator_host(self) -> AcceleratorHost:
