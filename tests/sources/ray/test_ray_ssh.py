@@ -14,6 +14,7 @@ from tests.support import rlwatch
 from tui.sources.base import SourceError
 from tui.sources.ray.address import parse_ray_target
 from tui.sources.ray.ray_job import RayJobLog
+from tui.sources.ssh.target import RemoteTarget
 
 if find_sshd() is None:
     pytest.skip("OpenSSH's sshd is not installed (.ci/run installs openssh-server)", allow_module_level=True)
@@ -77,6 +78,48 @@ async def test_a_node_is_reached_through_the_head(head_world, ray_head, ray_jobs
     finally:
         await source.close()
         head.start()
+
+
+def test_check_of_two_jobs_through_one_head_is_the_fleets_array(head_world, ray_head, ray_jobs):
+    home, _, _ = head_world
+    done = rlwatch("check", *(f"ray://head:{ray_head.port}/{ray_jobs[job]}" for job in ("ok", "crashed")),
+                   "--json", env=user_env(home, ray_head))
+    assert done.returncode == 2, done.stderr
+    ok, crashed = json.loads(done.stdout)
+    assert (ok["name"], ok["host"], ok["run"]["state"]) == ("rlw-ok", "head", "finished")
+    assert (crashed["host"], crashed["run"]["state"], crashed["job"]["state"]) == ("head", "crashed", "FAILED")
+
+
+async def test_a_fleets_ray_jobs_on_one_head_share_one_ssh_login(head_world, ray_head, ray_jobs, monkeypatch):
+    """Two ray:// runs of one head in a fleet: one connection on the head's sshd, not two."""
+    from tui.cli.targets import open_target
+    from tui.sources.ssh.pool import ConnectionPool
+
+    home, head, _ = head_world
+    for name, value in user_env(home, ray_head).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+
+    async def connections_for_two_runs(pool: ConnectionPool | None) -> int:
+        sources = [open_target(f"ray://head:{ray_head.port}/{ray_jobs[job]}", pool=pool).source
+                   for job in ("ok", "crashed")]
+        before = set(head.session_pids())
+        try:
+            for source in sources:
+                await source.connect()
+                assert [event async for event in source.stream(0, follow=False)]
+            return len(set(head.session_pids()) - before)
+        finally:
+            for source in sources:
+                await source.close()
+
+    pool = ConnectionPool()
+    try:
+        assert await connections_for_two_runs(pool) == 1
+        assert pool.trouble(RemoteTarget("head", ".")) is None
+    finally:
+        await pool.close()
+    assert await connections_for_two_runs(None) == 2  # each run on its own logs in itself
 
 
 async def test_a_head_read_over_ssh_made_when_first_read_says_why_it_cannot_be(head_world, monkeypatch):

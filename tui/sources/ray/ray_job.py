@@ -32,6 +32,7 @@ from tui.sources.ray.spool import Spool
 
 if TYPE_CHECKING:
     from tui.sources.ssh.on_demand import OnDemandRunner
+    from tui.sources.ssh.pool import ConnectionPool, Seat
     from tui.sources.ssh.port_forward import Forward
 
 _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)
@@ -46,8 +47,13 @@ class RayJobLog:
     own_host_runs_job = True
 
     def __init__(self, address: RayAddress, accept_new_host_key: bool = False, poll_s: float = 2.0,
-                 quiet_s: float = 1.5, nodes_every_s: float = 30.0) -> None:
+                 quiet_s: float = 1.5, nodes_every_s: float = 30.0,
+                 pool: ConnectionPool | None = None) -> None:
+        """``pool``: a fleet's shared SSH connections; ``ray://`` then forwards the dashboard's
+        port over the pool's connection to the head instead of a login of its own."""
         self.address = address
+        self._pool = pool
+        self._seat: Seat | None = None  # this run's place in the pool, taken at the first connect
         self.accept_new_host_key = accept_new_host_key
         self.poll_s = poll_s
         self.quiet_s = quiet_s
@@ -88,7 +94,12 @@ class RayJobLog:
         if self.address.head is not None:
             from tui.sources.ssh.port_forward import forward
 
-            self._forward = await forward(self.address.head, self.address.port, self.accept_new_host_key)
+            shared = None
+            if self._pool is not None:  # the head's runs share one login
+                self._seat = self._seat or self._pool.seat(self.address.head)
+                shared = await self._pool.get(self._seat)
+            self._forward = await forward(self.address.head, self.address.port, self.accept_new_host_key,
+                                          shared)
             url = f"http://127.0.0.1:{self._forward.port}"
         self._api = JobsApi(url or "", self.address.where)
         version = await self._api.version()
@@ -247,10 +258,16 @@ class RayJobLog:
         return self._head
 
     async def node_host(self, node: str) -> AcceleratorHost:
-        """A worker node (by its IP): through the head for ``ray://``, else directly."""
+        """A worker node (by its IP): through the head for ``ray://``; else directly, as
+        ``ray+http://`` reaches nothing but the dashboard through the head (SourceError, which
+        becomes the node's accelerator line, says so where the node cannot be reached)."""
         if self._forward is not None:
             return await self._forward.beyond(node)
-        return await other_host(node, self.accept_new_host_key)
+        try:
+            return await other_host(node, self.accept_new_host_key)
+        except SourceError as error:
+            raise SourceError(f"{error} (ray+http:// reaches a worker node directly over SSH; "
+                              f"ray://{self.address.host}/JOB goes through the head)") from None
 
     async def close(self) -> None:
         """Close the HTTP session, the SSH connection and the spool (each once)."""
