@@ -105,3 +105,21 @@ def test_export_of_a_head_that_is_down_or_a_job_that_is_not_there_is_one_line(ra
         assert done.returncode == 3
         (line,) = done.stderr.splitlines()
         assert line.startswith("rlwatch: ") and said in line
+
+
+async def test_read_once_a_range_past_what_arrived_is_the_logs_as_ray_has_them(ray_head, ray_jobs, monkeypatch):
+    """``status`` checks the bytes before where it stopped last time before reading on: a Ray
+    source not following fetches the log for them (nothing has arrived yet in a new process)."""
+    from tui.sources.ray.address import parse_ray_target
+    from tui.sources.ray.ray_job import RayJobLog
+
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN"):
+        monkeypatch.setenv(name, ray_head.env[name])
+    logs = ray_head.api(f"/api/jobs/{ray_jobs['ok']}/logs")["logs"].encode()
+    source = RayJobLog(parse_ray_target(ray_head.target(ray_jobs["ok"])))
+    await source.connect()
+    try:
+        assert await source.read_range(len(logs) - 64, len(logs)) == logs[-64:]
+        assert await source.read_range(0, len(logs) + 100) == logs
+    finally:
+        await source.close()
