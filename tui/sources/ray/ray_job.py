@@ -8,10 +8,11 @@ sends what was written before and then at most once a second, so a pause longer 
 ``quiet_s`` means everything written so far has arrived (``CaughtUp``). What arrives
 is spooled to a local file for range reads (read once, a range past what arrived fetches
 the log as it is now: ``rlwatch status`` compares the bytes it stopped at before reading
-on, as for every log). The job's state is polled every
-``poll_s`` and sent as ``JobState`` when it changes; the nodes with it come from the
-state API. A stream that breaks is opened again and the bytes already delivered are
-skipped (Ray always sends from the start), so nothing is lost or read twice.
+on, as for every log). The job's state is polled every ``poll_s`` and sent as
+``JobState`` when it changes; the nodes with it come from the state API. A stream that breaks is opened again and the bytes already delivered are
+skipped (Ray always sends from the start), so nothing is lost or read twice; for
+``ray://``, an SSH connection to the head that dropped is made again first (the pool's
+new one in a fleet) and the port forwarded again.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from tui.sources.ray.jobs_api import JobNotFound, JobsApi
 from tui.sources.ray.spool import Spool
 
 if TYPE_CHECKING:
+    import asyncssh
+
     from tui.sources.ssh.on_demand import OnDemandRunner
     from tui.sources.ssh.pool import ConnectionPool, Seat
     from tui.sources.ssh.port_forward import Forward
@@ -67,6 +70,7 @@ class RayJobLog:
         self._nodes: tuple[str, ...] = ()
         self._spool = Spool()
         self._following = False  # then the log stream alone fills the spool, and says so
+        self._forwarding = asyncio.Lock()
 
     @property
     def label(self) -> str:
@@ -92,14 +96,7 @@ class RayJobLog:
         """Reach the dashboard, check it is Ray's and find the job; the line names the job."""
         url = self.address.url
         if self.address.head is not None:
-            from tui.sources.ssh.port_forward import forward
-
-            shared = None
-            if self._pool is not None:  # the head's runs share one login
-                self._seat = self._seat or self._pool.seat(self.address.head)
-                shared = await self._pool.get(self._seat)
-            self._forward = await forward(self.address.head, self.address.port, self.accept_new_host_key,
-                                          shared)
+            self._forward = await self._forwarded()
             url = f"http://127.0.0.1:{self._forward.port}"
         self._api = JobsApi(url or "", self.address.where)
         version = await self._api.version()
@@ -107,6 +104,33 @@ class RayJobLog:
         await self._refresh_nodes()
         how = "the newest running job, " if picked else ""
         return safe_text(f"Ray {version}: {how}{self._job.name} ({self._job.status}): {self._job.entrypoint}")
+
+    async def _forwarded(self, dropped: asyncssh.SSHClientConnection | None = None) -> Forward:
+        """``ray://``: a local port forwarded to the dashboard's over an SSH connection to the
+        head: the pool's (one login for the head's runs in a fleet), else one of its own;
+        ``dropped``: the connection that was lost, which the pool replaces."""
+        from tui.sources.ssh.port_forward import forward
+
+        assert self.address.head is not None
+        shared = None
+        if self._pool is not None:
+            self._seat = self._seat or self._pool.seat(self.address.head)
+            shared = await self._pool.replace(self._seat, dropped)
+        return await forward(self.address.head, self.address.port, self.accept_new_host_key, shared)
+
+    async def _forward_again(self) -> None:
+        """``ray://`` whose SSH connection dropped (the head rebooted, the laptop slept): a new
+        one and the port forwarded again, once for the log stream and the poller together
+        (SourceError while the head cannot be reached); nothing to do while it is up."""
+        lost = self._forward
+        if lost is None or not lost.connection.is_closed():
+            return
+        async with self._forwarding:
+            if self._forward is not lost:  # the other task made the new one
+                return
+            await lost.close()
+            self._forward = await self._forwarded(lost.connection)
+            self.api.base_url = f"http://127.0.0.1:{self._forward.port}"
 
     async def _find_job(self) -> tuple[RayJob, bool]:
         where = self.address.where
@@ -192,6 +216,7 @@ class RayJobLog:
         while True:
             seen = 0  # bytes of this stream, which always starts at the log's start
             try:
+                await self._forward_again()
                 async for text in self.api.tail(submission_id):
                     data = text.encode("utf-8", "replace")
                     fresh = data[max(0, self._spool.size - seen):] if seen + len(data) > self._spool.size else b""
@@ -218,6 +243,7 @@ class RayJobLog:
         problem: str | None = None
         while True:
             try:
+                await self._forward_again()
                 if time.monotonic() - nodes_at >= self.nodes_every_s:
                     nodes_at = time.monotonic()
                     await self._refresh_nodes()
@@ -247,8 +273,11 @@ class RayJobLog:
     def accelerator_host(self) -> AcceleratorHost:
         """The head: over the SSH connection of ``ray://``; this machine for a dashboard on
         loopback; else the dashboard's host, over SSH made when first read."""
-        if self._forward is not None:
-            return self._forward.head()
+        if self.address.head is not None:  # the forward's connection, whichever is live now
+            from tui.sources.ssh.ssh_runner import SshRunner
+
+            return AcceleratorHost(SshRunner(lambda: self._live_forward().connection), self.address.head.host,
+                                   False)
         if self.address.host in _LOOPBACK:
             return this_host()
         if self._head is None:  # one connection however often it is asked for
@@ -256,6 +285,11 @@ class RayJobLog:
 
             self._head, self._head_runner = on_demand_host(self.address.host, self.accept_new_host_key)
         return self._head
+
+    def _live_forward(self) -> Forward:
+        if self._forward is None:
+            raise SourceError(f"{self.address.where}: not connected")
+        return self._forward
 
     async def node_host(self, node: str) -> AcceleratorHost:
         """A worker node (by its IP): through the head for ``ray://``; else directly, as

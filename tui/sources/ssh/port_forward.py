@@ -16,7 +16,6 @@ import asyncssh
 
 from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.base import SourceError
-from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
 
@@ -38,10 +37,6 @@ class Forward:
     def port(self) -> int:
         """The local port that leads to the remote one."""
         return self._listener.get_port()
-
-    def head(self) -> AcceleratorHost:
-        """The remote host itself, its tools run over this connection (no second login)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection), self.target.host, False)
 
     async def beyond(self, host: str) -> AcceleratorHost:
         """Another host, reached with this one as the jump host (``ssh -J``), as a cluster's
