@@ -32,8 +32,6 @@ from tui.sources.ray.jobs_api import JobNotFound, JobsApi
 from tui.sources.ray.spool import Spool
 
 if TYPE_CHECKING:
-    import asyncssh
-
     from tui.sources.ssh.on_demand import OnDemandRunner
     from tui.sources.ssh.pool import ConnectionPool, Seat
     from tui.sources.ssh.port_forward import Forward
@@ -105,17 +103,17 @@ class RayJobLog:
         how = "the newest running job, " if picked else ""
         return safe_text(f"Ray {version}: {how}{self._job.name} ({self._job.status}): {self._job.entrypoint}")
 
-    async def _forwarded(self, dropped: asyncssh.SSHClientConnection | None = None) -> Forward:
+    async def _forwarded(self, dropped: Forward | None = None) -> Forward:
         """``ray://``: a local port forwarded to the dashboard's over an SSH connection to the
         head: the pool's (one login for the head's runs in a fleet), else one of its own;
-        ``dropped``: the connection that was lost, which the pool replaces."""
+        ``dropped``: the forward whose connection was lost, which the pool replaces."""
         from tui.sources.ssh.port_forward import forward
 
         assert self.address.head is not None
         shared = None
         if self._pool is not None:
             self._seat = self._seat or self._pool.seat(self.address.head)
-            shared = await self._pool.replace(self._seat, dropped)
+            shared = await self._pool.replace(self._seat, dropped.connection if dropped else None)
         return await forward(self.address.head, self.address.port, self.accept_new_host_key, shared)
 
     async def _forward_again(self) -> None:
@@ -129,7 +127,7 @@ class RayJobLog:
             if self._forward is not lost:  # the other task made the new one
                 return
             await lost.close()
-            self._forward = await self._forwarded(lost.connection)
+            self._forward = await self._forwarded(lost)
             self.api.base_url = f"http://127.0.0.1:{self._forward.port}"
 
     async def _find_job(self) -> tuple[RayJob, bool]:
