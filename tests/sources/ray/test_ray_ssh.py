@@ -134,7 +134,7 @@ async def test_a_dropped_ssh_connection_to_the_head_is_made_again_and_the_log_go
     for name, value in user_env(home, ray_head).items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    job = ray_head.submit("rlw-ssh-drop", 8, "finish", delay=0.3)
+    job = ray_head.submit("rlw-ssh-drop", 8, "finish", delay=0.15)
     source = RayJobLog(parse_ray_target(f"ray://head:{ray_head.port}/{job}"), poll_s=0.5, quiet_s=1.0)
     pieces: list[bytes] = []
     states: list[str] = []
