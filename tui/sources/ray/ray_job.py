@@ -9,10 +9,11 @@ sends what was written before and then at most once a second, so a pause longer 
 is spooled to a local file for range reads (read once, a range past what arrived fetches
 the log as it is now: ``rlwatch status`` compares the bytes it stopped at before reading
 on, as for every log). The job's state is polled every ``poll_s`` and sent as
-``JobState`` when it changes; the nodes with it come from the state API. A stream that breaks is opened again and the bytes already delivered are
-skipped (Ray always sends from the start), so nothing is lost or read twice; for
-``ray://``, an SSH connection to the head that dropped is made again first (the pool's
-new one in a fleet) and the port forwarded again.
+``JobState`` when it changes; the nodes with it come from the state API. A stream that
+breaks is opened again and the bytes already delivered are skipped (Ray always sends
+from the start), so nothing is lost or read twice; for ``ray://``, an SSH connection to
+the head that dropped is made again first (the pool's new one in a fleet) and the port
+forwarded again.
 """
 
 from __future__ import annotations
