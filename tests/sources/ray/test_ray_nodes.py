@@ -167,3 +167,23 @@ async def test_a_worker_that_cannot_be_reached_directly_says_so_on_its_line(clus
         following.cancel()
         await asyncio.gather(following, return_exceptions=True)
         await session.close()
+
+
+async def test_a_check_names_an_unreachable_worker_once_in_its_note(cluster, ray_head, ray_jobs,
+                                                                     tmp_path, monkeypatch):
+    """A check's note for a worker it cannot reach reads "127.0.0.2: cannot connect …", the
+    address once (the connection's own error names it already)."""
+    home = ClientHome(tmp_path / "home")
+    with open(home.config, "a") as config:
+        config.write(f"Host {NODE_IP}\n  Port {free_port()}\n  IdentityFile {home.key}\n")
+    for name, value in dict(user_env(cluster, ray_head), HOME=str(home.path)).items():
+        monkeypatch.setenv(name, value)
+    session = RunSession(RayJobLog(parse_ray_target(ray_head.target(ray_jobs["ok"])), poll_s=0.5))
+    await session.connect()
+    try:
+        notes = await session.load(accelerators=True)
+    finally:
+        await session.close()
+    about_worker = [note for note in notes if NODE_IP in note]
+    assert len(about_worker) == 1 and about_worker[0].startswith(f"{NODE_IP}: ")
+    assert not about_worker[0].startswith(f"{NODE_IP}: {NODE_IP}"), about_worker[0]
