@@ -228,8 +228,7 @@ class RlwatchApp(App[None]):
         self.dashboard.show_findings(findings)
         if not self._warmed and not self.session.engine.behind:
             self._warmed = True
-            # A screen that failed to compose ahead is composed when opened, as before.
-            self.run_worker(self._warm_screens(), group="warm", exit_on_error=False)
+            self.call_after_refresh(self._start_warming)
         # The run's name is a (remote) file name: the title shows its controls, inert.
         self.title = safe_text(f"rlwatch {run_line(self.short_name, self.model, findings)}")
         if self.session.new_criticals():
@@ -272,6 +271,11 @@ class RlwatchApp(App[None]):
         if kept in self.screen_stack:
             return make()
         return cast(KeptScreen, kept)
+
+    def _start_warming(self) -> None:
+        """After the frame that shows the judged run (composing ahead must not hold it back);
+        a screen that fails to compose ahead is composed when opened, as before."""
+        self.run_worker(self._warm_screens(), group="warm", exit_on_error=False)
 
     async def _warm_screens(self) -> None:
         """Compose, off screen, the screens ``?``, ``s``, ``f``, ``enter`` and ``c`` open, once
