@@ -116,6 +116,7 @@ class RlwatchApp(App[None]):
             dashboard = DashboardScreen(session.model, session.label, session.accelerators)
             self._dashboards[id(session)] = dashboard
         self.dashboard = dashboard
+        self.workers.cancel_group(self, "warm")  # composing the last run's screens ahead
         self._drop_kept_screens()  # made for the run shown before
         self._judged_at = 0.0
         self._warmed = False  # its screens are composed once it is drawn and judged
