@@ -40,7 +40,6 @@ from tui.ui.app import RlwatchApp
 from tui.ui.format import format_exact, format_number
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
-from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
@@ -399,29 +398,3 @@ async def test_the_first_cursor_move_on_a_new_chart_builds_no_figure(tmp_path):
         await pilot.pause()
         assert builds() == 0
 
-
-async def test_the_screens_keys_open_are_composed_ahead_and_show_what_is_asked(tmp_path):
-    """Once the run is drawn and judged, the screens of ?, s, f, enter and c are composed off
-    screen (their first key only shows them); each then shows what its key asks for, not
-    what it was composed with (the newest step, the focused panel's metric)."""
-    app = open_app(first_steps(tmp_path, 30))
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: shown_step(app) == "30", "the run read")
-        kinds = (HelpScreen, StepsScreen, FindingsScreen, StepDetailScreen, ChartScreen)
-        await wait_for(pilot, lambda: all(kind in app._kept_screens and app._kept_screens[kind].is_mounted
-                                          for kind in kinds), "the screens composed")
-        ahead = dict(app._kept_screens)
-        assert app.screen is app.dashboard  # none of them shown
-        assert not any(screen in app.screen_stack for screen in ahead.values())
-
-        await open_steps(pilot, app)
-        assert app.screen is ahead[StepsScreen] and table(app).cursor_step == 30
-        await go_to_step(pilot, app, 12)
-        detail = await open_detail(pilot, app, 12)
-        assert detail is ahead[StepDetailScreen] and "step 12 of" in text_of(detail.query_one("#title"))
-        assert metric_cells(app, "actor/pg_loss")[1] == format_exact(metric(step_line(12), "actor/pg_loss"))
-        await highlight_metric(pilot, app, "actor/pg_loss")
-        await pilot.press("c")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart")
-        assert app.screen is ahead[ChartScreen] and app.screen.key == "actor/pg_loss"
-        assert "step 12 =" in text_of(app.screen.query_one("#title"))

@@ -39,7 +39,6 @@ from tui.ui.screens.report import ReportScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
 from tui.ui.terminal import TerminalExtras, rlwatch_driver
-from tui.ui.widgets.metric_panel import MetricPanel
 
 # A screen the app keeps mounted between visits (steps, findings, the step detail).
 KeptScreen = TypeVar("KeptScreen", bound=Screen)
@@ -100,7 +99,6 @@ class RlwatchApp(App[None]):
         self._kept_screens: dict[type[Screen], Screen] = {}
         self._redraw_timer: Timer | None = None
         self._drawing = False
-        self._warmed = False
         if self.sessions:
             self.show_session(self.sessions[0], name)
             # Nothing to draw before the first change: the new dashboard shows an empty run.
@@ -116,10 +114,8 @@ class RlwatchApp(App[None]):
             dashboard = DashboardScreen(session.model, session.label, session.accelerators)
             self._dashboards[id(session)] = dashboard
         self.dashboard = dashboard
-        self.workers.cancel_group(self, "warm")  # composing the last run's screens ahead
         self._drop_kept_screens()  # made for the run shown before
         self._judged_at = 0.0
-        self._warmed = False  # its screens are composed once it is drawn and judged
         self._dirty = self._accelerators_dirty = True  # drawn at once, with all it holds
         self._next_redraw_at = 0.0
 
@@ -227,9 +223,6 @@ class RlwatchApp(App[None]):
         # Still judging a big backfill: come back on the next tick, not in 5 s.
         self._judged_at = 0.0 if self.session.engine.behind else time.monotonic()
         self.dashboard.show_findings(findings)
-        if not self._warmed and not self.session.engine.behind:
-            self._warmed = True
-            self.call_after_refresh(self._start_warming)
         # The run's name is a (remote) file name: the title shows its controls, inert.
         self.title = safe_text(f"rlwatch {run_line(self.short_name, self.model, findings)}")
         if self.session.new_criticals():
@@ -272,45 +265,6 @@ class RlwatchApp(App[None]):
         if kept in self.screen_stack:
             return make()
         return cast(KeptScreen, kept)
-
-    def _start_warming(self) -> None:
-        """After the frame that shows the judged run (composing ahead must not hold it back);
-        a screen that fails to compose ahead is composed when opened, as before."""
-        self.run_worker(self._warm_screens(), group="warm", exit_on_error=False)
-
-    async def _warm_screens(self) -> None:
-        """Compose, off screen, the screens ``?``, ``s``, ``f``, ``enter`` and ``c`` open, once
-        the run is drawn and judged: composing one on its first key was most of that key's
-        time (a fifth of a second for the step detail). One at a time, so a key typed
-        meanwhile waits for one screen at most. Textual composes a screen as it pushes it;
-        this does the first part of a push (``_load_screen_css``, ``_register``: Textual's
-        own, not public) without showing it, and nothing where this Textual lacks them."""
-        register = getattr(self, "_register", None)
-        load_css = getattr(self, "_load_screen_css", None)
-        if register is None or load_css is None:
-            return
-        from textual.widget import AwaitMount
-
-        model, dashboard = self.model, self.dashboard
-        bindings = [active.binding for active in dashboard.active_bindings.values()]
-        panel = dashboard.focused
-        key = panel.key if isinstance(panel, MetricPanel) else None
-        last = model.last_step
-        wanted: list[tuple[type[Screen], Callable[[], Screen]]] = [
-            (HelpScreen, lambda: HelpScreen(bindings, dashboard.GUIDE)),
-            (StepsScreen, StepsScreen),
-            (FindingsScreen, lambda: FindingsScreen(self.findings)),
-        ]
-        if last is not None:
-            wanted.append((StepDetailScreen, lambda: StepDetailScreen(last)))
-        if key is not None and key in model.series:
-            wanted.append((ChartScreen, lambda: ChartScreen(key)))
-        for kind, make in wanted:
-            if kind in self._kept_screens or self.model is not model:
-                continue  # opened by a key already, or another run is shown now
-            screen = self._kept(kind, make)
-            load_css(screen)
-            await AwaitMount(screen, register(self, screen))
 
     def _drop_kept_screens(self) -> None:
         """Let go of the kept screens (a fleet shows another run): uninstalled and removed,
@@ -368,8 +322,6 @@ class RlwatchApp(App[None]):
         screen = self._kept(StepDetailScreen, lambda: StepDetailScreen(step))
         if screen.is_mounted:
             screen.show_step(step)
-        else:  # still composing (ahead of its first key): it shows its step once mounted
-            screen.step = step
         self.push_screen(screen)
 
     def open_finding(self, finding: Finding) -> None:
