@@ -123,6 +123,20 @@ def test_hydra_error_is_named_by_the_traceback_after_it():
     assert block.exception == "RuntimeError: No backend type associated with device type cpu"
 
 
+def test_a_hydra_error_cut_before_its_traceback_is_named_by_its_header_not_its_wrapped_rows():
+    # A terminal wrapped the overrides list over rows (inside words), and the paste ends
+    # before the traceback: the rows are the header's own text, not what failed.
+    text = ("Error executing job with overrides: ['algorithm.adv_estimator=grpo', 'data.v[94/1891]\n"
+            "al_files=/data/validation.parquet', 'data.train_batch_size=8', 'actor_rollout_ref.model.use_remove_p\n"
+            "adding=True', 'actor_rollout_ref.rollout.log_prob_micro_batch_siz")
+    block = block_of(text, kind="hydra-error")
+    assert block.exception.startswith("Error executing job with overrides: ['algorithm.adv_estimator=grpo'")
+    # Once a traceback follows, its cut-off last line is still the nearest thing to what failed.
+    block = block_of(text + "\nTraceback (most recent call last):\n  File \"m.py\", line 3, in main\n"
+                     "    run()\nfoo bar", kind="hydra-error")
+    assert block.exception == "foo bar"
+
+
 def test_an_excerpt_that_starts_mid_traceback_is_named_by_its_oom_line():
     data = verl_log("018").read_bytes()
     block = read_block(data, 0, 0, "traceback", False)

@@ -21,7 +21,16 @@ from tui.parsers.incidents import match_incident
         ("Out of memory: Killed process 12345 (python3) total-vm:123kB", "oom"),
         ("[rank7]:[E419 10:42:28.858931807 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog caught "
          "collective operation timeout: WorkNCCL(SeqNum=4486, OpType=ALLTOALL)", "collective-timeout"),
+        ("[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) "
+         "Rank 6] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+         "monitoring enqueued collectives.", "collective-timeout"),
+        ("[rank0]:[F1003 07:43:07.917419540 ProcessGroupNCCL.cpp:1224] [PG 0 Rank 0] Terminating the "
+         "process after attempting to dump debug info, due to collective timeout.", "collective-timeout"),
+        ("[rank2]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 2] Heartbeat monitor timed out! Process will "
+         "be terminated after dumping debug info. workMetaList_.size()=1", "collective-timeout"),
         ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+         "actor-died"),
+        ("error: The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR",
          "actor-died"),
         ("A worker died or was killed while executing a task by an unexpected system error.",
          "actor-died"),
@@ -56,6 +65,8 @@ def test_each_kind_of_failure(line, kind):
         "He said: Killed it! Great job.",
         "we use gradient checkpointing so we never run out of memory here",
         'Answer: the string ", line " appears in the prompt',
+        # An actor let go on purpose: Ray says why it is gone, and nothing failed.
+        "The actor is dead because all references to the actor were removed.",
     ],
 )
 def test_the_same_words_in_prose_are_not_failures(line):

@@ -119,6 +119,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     body = window[max(0, marker - window_start):]
     prefix: str | None = None
     in_trace = kind in _OPENS_TRACEBACK
+    saw_trace = False  # a header or a frame: the block is a traceback, not only its opener
     after_exception = False
     lookahead = 0 if in_trace else _LOOKAHEAD
     exception = exception_at = None
@@ -158,6 +159,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
                 causes.append((found.kind, stripped))
             if _FRAME.match(text):
                 in_trace, after_exception, noise, source_next = True, False, 0, True
+                saw_trace = True
                 end = min(position, window_start + len(window))
                 continue
             if source_next:
@@ -169,6 +171,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
                     continue
             if stripped.startswith(_HEADER) or (stripped[:1] in _BOX and _HEADER in stripped):
                 in_trace, after_exception, noise = True, False, 0
+                saw_trace = True
             elif stripped.startswith(_CHAINED):
                 after_exception = False
             elif stripped.startswith(_STATEMENTS):
@@ -196,9 +199,12 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
             end = min(position, window_start + len(window))
     if more_may_come and exception is None:
         return None
-    if exception is None and in_trace and last_noise is not None:
+    if exception is None and saw_trace and last_noise is not None:
         # A traceback cut off at the end of the log (a paste, a process killed
-        # mid-print): its last line is the nearest thing to what failed.
+        # mid-print): its last line is the nearest thing to what failed. Without
+        # a header or a frame (Hydra's ``Error executing job with overrides: [...]``
+        # wrapped over rows, then cut) the rows are the opener's own text, and the
+        # opener says more.
         exception, exception_at = last_noise
     return finish()
 

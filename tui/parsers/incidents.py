@@ -63,18 +63,30 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
                 r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory")),
     # NCCL's watchdog (``Watchdog caught collective operation timeout``) and what
     # follows it (``Process group watchdog thread terminated``, ``Some NCCL
-    # operations have failed or timed out``).
-    (COLLECTIVE_TIMEOUT, ("Watchdog caught collective",
-                          "watchdog thread terminated", "NCCL operations have failed"), None),
+    # operations have failed or timed out``); torch's heartbeat monitor, which
+    # aborts the process when the watchdog itself hangs (torch 2.4+: ``ProcessGroupNCCL's
+    # watchdog got stuck for 480 seconds …`` then ``Terminating the process after
+    # attempting to dump debug info``; torch 2.2–2.3: ``Heartbeat monitor timed out!``).
+    (COLLECTIVE_TIMEOUT, ("Watchdog caught collective", "watchdog thread terminated",
+                          "NCCL operations have failed", "watchdog got stuck",
+                          "Heartbeat monitor timed out",
+                          "Terminating the process after attempting to dump debug info"), None),
     # The accelerator itself failed: CUDA errors and device-side asserts, and
     # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows).
     (DEVICE_ERROR, ("CUDA error", "device-side assert", "illegal memory access", "Assertion `",
                     "Inner Error"),
      re.compile(r"CUDA error|device-side assert|illegal memory access|Assertion `.*` failed"
                 r"|^E[A-Z0-9]\d{4}: |E[A-Z0-9]\d{4}: Inner Error")),
-    # ``ActorDiedError: The actor died unexpectedly…`` and the raylet's
-    # ``A worker died or was killed…`` (a weak sign on its own: see ``weak``).
-    (ACTOR_DIED, ("died unexpectedly", "died or was killed", "ActorDiedError"), None),
+    # ``ActorDiedError: The actor died unexpectedly…``, the raylet's ``A worker
+    # died or was killed…`` (a weak sign on its own: see ``weak``), and Ray's
+    # reason for a death printed without the exception's name (a launcher's
+    # ``error: The actor is dead because its worker process has died.``). An actor
+    # dead "because all references to the actor were removed" was let go on purpose.
+    (ACTOR_DIED, ("died unexpectedly", "died or was killed", "ActorDiedError",
+                  "actor is dead because"),
+     re.compile(r"died unexpectedly|died or was killed|ActorDiedError"
+                r"|actor is dead because (?:its (?:worker process|owner|node) has died"
+                r"|of an error raised)")),
     # Ray's own reports of a failed task or job: ``Unhandled error (suppress with …)``,
     # ``ray.exceptions.RayTaskError(XxxError)``, ``RaySystemError``, ``Job 'raysubmit_…'
     # failed``, ``Job entrypoint command failed with exit code 1``.
