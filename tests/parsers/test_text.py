@@ -1,6 +1,8 @@
 """Cleaning lines: colour codes, Ray prefixes, carriage-return redraws."""
 
-from tui.parsers.text import clean_segments, decode, strip_ansi, strip_ray_prefix
+import pytest
+
+from tui.parsers.text import clean_segments, decode, strip_ansi, strip_ray_prefix, strip_stamp
 
 
 def test_ray_colour_prefix_is_removed():
@@ -29,3 +31,25 @@ def test_invalid_utf8_decodes_with_replacement():
 
 def test_strip_ansi_leaves_plain_text_alone():
     assert strip_ansi("plain [bold] text") == "plain [bold] text"
+
+
+@pytest.mark.parametrize("stamp", [
+    "2025-08-08T12:00:03.123456789Z ",  # kubectl logs --timestamps, docker logs -t
+    "2025-06-10T08:21:33.1234567Z ",  # GitHub Actions' raw job log
+    "train (8xH100)\tRun e2e GRPO\t2025-06-10T08:21:33.1234567Z ",  # gh run view --log
+    "2025-08-08T20:00:03+08:00 ",
+])
+def test_a_log_collectors_timestamp_goes_with_the_process_prefix(stamp):
+    line = f"{stamp}\x1b[36m(TaskRunner pid=7)\x1b[0m step:3 - critic/score/mean:0.5"
+    assert clean_segments(line) == ["step:3 - critic/score/mean:0.5"]
+    assert strip_stamp(f"{stamp}Traceback (most recent call last):") == "Traceback (most recent call last):"
+
+
+@pytest.mark.parametrize("line", [
+    "2026-03-26 14:44:59.431 | INFO     | skyrl.train.trainer:train:261 - Started: 'step'",
+    "2025-10-06 08:41:18,620 WARNING exceptions.py:242 -- boom",
+    "[2025-12-17 14:10:28] model.py:649 - step 11: {'train/loss': 0.1}",
+    "2025-08-08T12:00:03 no zone, so not a collector's stamp",
+])
+def test_a_programs_own_log_time_stays(line):
+    assert strip_stamp(line) == line

@@ -36,7 +36,7 @@ from dataclasses import replace
 from tui.parsers import incidents
 from tui.parsers.incidents import EXCEPTION_LINE
 from tui.parsers.records import CrashBlock
-from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi
+from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_stamp
 from tui.parsers.verl_steps import find_step
 
 _HEADER = "Traceback (most recent call last)"
@@ -87,7 +87,7 @@ def _logical_lines(raw: str) -> list[tuple[str, str]]:
     """(process prefix, text) of each ``\\r`` segment of a physical line, bars removed, and
     of each screen row a terminal paste joined into one line with padding."""
     out: list[tuple[str, str]] = []
-    for segment in strip_ansi(raw.rstrip("\r\n")).split("\r"):
+    for segment in strip_stamp(strip_ansi(raw.rstrip("\r\n"))).split("\r"):
         prefix = ""
         match = PROCESS_PREFIX.match(segment)
         if match:

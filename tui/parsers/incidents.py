@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from tui.parsers.records import IncidentRecord
-from tui.parsers.text import PROCESS_PREFIX
+from tui.parsers.text import PROCESS_PREFIX, strip_stamp
 
 OOM = "oom"
 COLLECTIVE_TIMEOUT = "collective-timeout"
@@ -146,7 +146,7 @@ def match_incident(segment: str, offset: int) -> IncidentRecord | None:
     for kind, needles, confirm in INCIDENT_PATTERNS:
         if not any(needle in segment for needle in needles):
             continue
-        text = segment.strip()
+        text = strip_stamp(segment.strip())
         line = _LEAD.sub("", PROCESS_PREFIX.sub("", text), count=1).strip()
         line = PROCESS_PREFIX.sub("", line)
         if kind == TRACEBACK:
