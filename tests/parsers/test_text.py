@@ -53,3 +53,13 @@ def test_a_log_collectors_timestamp_goes_with_the_process_prefix(stamp):
 ])
 def test_a_programs_own_log_time_stays(line):
     assert strip_stamp(line) == line
+
+
+def test_an_actor_named_by_its_repr_is_a_ray_prefix_too():
+    # NeMo-RL's workers define __repr__, and Ray names their lines by it (kin sample
+    # nemorl_gke_gemma27b_rl_loop_steps4_10_max_steps.log, line 975).
+    line = ("(DTensorPolicyWorker[rank=0] pid=9008, ip=10.4.2.13) Saving tokenizer (or processor) "
+            "to /data/nemo_rl_gemma3_25b_2_27/tmp_step_10/policy/tokenizer")
+    assert strip_ray_prefix(line).startswith("Saving tokenizer")
+    assert strip_ray_prefix("(Worker(index=2) pid=482120) Traceback (most recent call last):") == \
+        "Traceback (most recent call last):"

@@ -25,7 +25,10 @@ _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Z0-9]|[=>78])")
 # per-rank prefixes (``[rank3]:``, ``[default0]:`` with ``--tee``) are the same
 # kind of thing: which process printed the line.
 # A paste that lost the ESC bytes leaves ``[36m(WorkerDict pid=7)[0m`` behind.
-_RAY_NAME = r"\((?:[\w.:-]+ )?pid=\d+(?:, ip=[^)]*)?\)|\(raylet(?:, ip=[^)]*)?\)"
+# An actor that defines ``__repr__`` is named by it: NeMo-RL's
+# ``(DTensorPolicyWorker[rank=0] pid=9008, ip=10.4.2.13)``, ``(Worker(index=2) pid=8)``.
+_RAY_NAME = (r"\((?:[\w.:\[\]=,-]{1,120}(?:\([^()\n]{0,80}\))? )?pid=\d+(?:, ip=[^)]*)?\)"
+             r"|\(raylet(?:, ip=[^)]*)?\)")
 PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{0,12}}m)?\s?"
                             r"|^\[(?:rank|default)\d+\]:\s?")
 
