@@ -174,3 +174,34 @@ def test_screen_rows_a_terminal_paste_joined_with_padding_are_read_as_lines():
     block = block_of(PASTED_FROM_A_PANE)
     assert block.exception.startswith("ray.exceptions.ActorDiedError: The actor died because")
     assert block.kind == "actor-died"
+
+
+# What CPython 3.11.7 printed for an asyncio.TaskGroup one of whose tasks raised
+# (python3 -c 'asyncio.run(main())' with a reward call raising RuntimeError).
+EXCEPTION_GROUP = """\
+  + Exception Group Traceback (most recent call last):
+  |   File "/tmp/bw/eg.py", line 10, in <module>
+  |     asyncio.run(main())
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/runners.py", line 190, in run
+  |     return runner.run(main)
+  |            ^^^^^^^^^^^^^^^^
+  |   File "/tmp/bw/eg.py", line 7, in main
+  |     async with asyncio.TaskGroup() as tg:
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/taskgroups.py", line 145, in __aexit__
+  |     raise me from None
+  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File "/tmp/bw/eg.py", line 4, in score
+    |     raise RuntimeError("reward server returned 500")
+    | RuntimeError: reward server returned 500
+    +------------------------------------
+"""
+
+
+def test_an_exception_group_is_named_by_the_sub_exception_printed_last():
+    block = block_of(EXCEPTION_GROUP + "wandb: Find logs at: ./wandb/run-1/logs\n")
+    assert block.exception == "RuntimeError: reward server returned 500"
+    # Cut before its sub-exceptions, it is named by the group's own line.
+    cut = EXCEPTION_GROUP[:EXCEPTION_GROUP.index("  +-+")]
+    assert block_of(cut).exception == "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)"

@@ -40,6 +40,7 @@ from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_stamp
 from tui.parsers.verl_steps import find_step
 
 _HEADER = "Traceback (most recent call last)"
+_HEADERS = (_HEADER, f"Exception Group {_HEADER}")
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 _IGNORED = ("Exception ignored in", "Exception ignored on")
@@ -75,6 +76,12 @@ _MAX_TEXT = 400
 # the rows: ``    raise value<90 spaces>ray.exceptions.ActorDiedError: …`` was two lines.
 _PANE_PADDING = re.compile(r"(?<=\S) {24,}(?=\S)")
 _OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ERROR)
+# Python 3.11+ prints an exception group (asyncio's TaskGroup, anyio) with a gutter:
+# ``  + Exception Group Traceback …``, ``  |   File …``, ``  | ExceptionGroup: …``, its
+# sub-exceptions between ``+-+---------------- 1 ----------------`` and
+# ``+------------------------------------`` rules, one level deeper each.
+_GROUP_RULE = re.compile(r"^ *\+(?:-\+)?-{4,}(?: (?:\d+|\.\.\.) -+)?$")
+_GROUP_GUTTER = re.compile(r"^ *[+|] (?=[ A-Za-z_.])")
 
 
 def exception_name(line: str) -> str:
@@ -95,7 +102,12 @@ def _logical_lines(raw: str) -> list[tuple[str, str]]:
         bar = _BAR.match(segment)
         if bar:
             segment = segment[bar.end():]
-        out.extend((prefix, row.rstrip()) for row in _PANE_PADDING.split(segment) if row.strip())
+        for row in _PANE_PADDING.split(segment):
+            if _GROUP_RULE.match(row):
+                continue
+            row = _GROUP_GUTTER.sub("", row, count=1).rstrip()
+            if row.strip():
+                out.append((prefix, row))
     return out
 
 
@@ -169,7 +181,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
                 if not (stripped.startswith(_HEADER) or EXCEPTION_LINE.match(stripped)):
                     end = min(position, window_start + len(window))
                     continue
-            if stripped.startswith(_HEADER) or (stripped[:1] in _BOX and _HEADER in stripped):
+            if stripped.startswith(_HEADERS) or (stripped[:1] in _BOX and _HEADER in stripped):
                 in_trace, after_exception, noise = True, False, 0
                 saw_trace = True
             elif stripped.startswith(_CHAINED):

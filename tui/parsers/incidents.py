@@ -33,11 +33,13 @@ TRACEBACK = "traceback"
 FRAME_NEEDLE = '", line '
 # The line a traceback ends on: ``RuntimeError: boom``, ``torch.OutOfMemoryError:
 # CUDA out of memory…``, ``ray.exceptions.RayTaskError(OutOfMemoryError): ray::…``,
-# a bare ``AssertionError``, ``KeyboardInterrupt``. Warnings (``UserWarning: …``)
-# are not exceptions, and neither is a bare ``Error:`` (no Python class prints so).
+# a bare ``AssertionError``, ``KeyboardInterrupt``, an asyncio TaskGroup's
+# ``ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)``. Warnings
+# (``UserWarning: …``) are not exceptions, and neither is a bare ``Error:`` (no
+# Python class prints so).
 EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault|Timeout)"
+    r"(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault|Timeout|ExceptionGroup)"
     r"|Exception|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit)"
     r"(?:\([\w.]+\))?(?::(?=\s|$)|\s*$)"
 )
