@@ -38,6 +38,7 @@ def test_strip_ansi_leaves_plain_text_alone():
     "2025-06-10T08:21:33.1234567Z ",  # GitHub Actions' raw job log
     "train (8xH100)\tRun e2e GRPO\t2025-06-10T08:21:33.1234567Z ",  # gh run view --log
     "2025-08-08T20:00:03+08:00 ",
+    "ERROR 2025-03-30T23:51:21.303592681Z ",  # Google Cloud Logging, severity first
 ])
 def test_a_log_collectors_timestamp_goes_with_the_process_prefix(stamp):
     line = f"{stamp}\x1b[36m(TaskRunner pid=7)\x1b[0m step:3 - critic/score/mean:0.5"

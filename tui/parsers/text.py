@@ -36,16 +36,19 @@ PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{
 # A time a log collector, not the program, wrote in front of every line it captured:
 # ``kubectl logs --timestamps`` and ``docker logs -t`` (RFC 3339, nanoseconds),
 # GitHub Actions' raw job logs (``2025-06-10T08:21:33.1234567Z``), also behind the
-# ``job<TAB>step<TAB>`` columns of ``gh run view --log``. Only the full RFC 3339 form
-# with a zone is taken: a program's own log time (``2025-06-10 08:21:33,123 INFO``,
-# loguru's ``2026-03-26 14:44:59.431 |``) has no ``T`` and belongs to its line.
+# ``job<TAB>step<TAB>`` columns of ``gh run view --log``, and Google Cloud Logging's
+# export with the entry's severity in front (``ERROR 2025-03-30T23:51:21.303592681Z``).
+# Only the full RFC 3339 form with a zone is taken: a program's own log time
+# (``2025-06-10 08:21:33,123 INFO``, loguru's ``2026-03-26 14:44:59.431 |``) has no
+# ``T`` and belongs to its line.
 _COLLECTOR_STAMP = re.compile(r"(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?"
+                              r"(?:(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) )?"
                               r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ?")
 
 
 def strip_stamp(text: str) -> str:
     """Remove a log collector's timestamp from the start of a line (see ``_COLLECTOR_STAMP``)."""
-    if text[10:11] != "T" and "\t" not in text[:402]:
+    if "T" not in text[8:30] and "\t" not in text[:402]:
         return text
     match = _COLLECTOR_STAMP.match(text)
     return text[match.end():] if match else text
