@@ -205,3 +205,22 @@ def test_an_exception_group_is_named_by_the_sub_exception_printed_last():
     # Cut before its sub-exceptions, it is named by the group's own line.
     cut = EXCEPTION_GROUP[:EXCEPTION_GROUP.index("  +-+")]
     assert block_of(cut).exception == "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)"
+
+
+# vLLM's formatter repeats its header on every line of a logged traceback (the rollout
+# engine inside verl, TRL and OpenRLHF runs); from https://github.com/LMCache/LMCache/issues/2306.
+VLLM_LOGGED = """\
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/async_llm.py", line 477, in output_handler
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]     outputs = await engine_core.get_output_async()
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core_client.py", line 883, in get_output_async
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]     raise self._format_exception(outputs) from None
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.
+(EngineCore_DP0 pid=697344) Traceback (most recent call last):
+"""
+
+
+def test_a_traceback_vllm_logged_line_by_line_is_read_through_its_headers():
+    block = block_of(VLLM_LOGGED)
+    assert block.exception.startswith("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.")
+    assert block.process == "(APIServer pid=697224)"

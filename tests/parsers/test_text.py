@@ -2,7 +2,7 @@
 
 import pytest
 
-from tui.parsers.text import clean_segments, decode, strip_ansi, strip_ray_prefix, strip_stamp
+from tui.parsers.text import clean_segments, decode, strip_ansi, strip_log_header, strip_ray_prefix, strip_stamp
 
 
 def test_ray_colour_prefix_is_removed():
@@ -64,3 +64,10 @@ def test_an_actor_named_by_its_repr_is_a_ray_prefix_too():
     assert strip_ray_prefix(line).startswith("Saving tokenizer")
     assert strip_ray_prefix("(Worker(index=2) pid=482120) Traceback (most recent call last):") == \
         "Traceback (most recent call last):"
+
+
+def test_vllms_log_header_goes_and_the_message_keeps_its_indentation():
+    assert strip_log_header('ERROR 01-08 17:16:15 [serving_chat.py:1278]   File "a.py", line 70, in get') == \
+        '  File "a.py", line 70, in get'
+    assert strip_log_header("ERROR 06-09 06:57:48 worker_base.py:581] RuntimeError: boom") == "RuntimeError: boom"
+    assert strip_log_header("ERROR: the reward server is down") == "ERROR: the reward server is down"

@@ -36,7 +36,7 @@ from dataclasses import replace
 from tui.parsers import incidents
 from tui.parsers.incidents import EXCEPTION_LINE
 from tui.parsers.records import CrashBlock
-from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_stamp
+from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_log_header, strip_stamp
 from tui.parsers.verl_steps import find_step
 
 _HEADER = "Traceback (most recent call last)"
@@ -90,15 +90,18 @@ def exception_name(line: str) -> str:
     return match.group(0).rstrip(": ") if match else line[:60]
 
 
-def _logical_lines(raw: str) -> list[tuple[str, str]]:
+def _logical_lines(raw: str, headers: bool = False) -> list[tuple[str, str]]:
     """(process prefix, text) of each ``\\r`` segment of a physical line, bars removed, and
-    of each screen row a terminal paste joined into one line with padding."""
+    of each screen row a terminal paste joined into one line with padding; vLLM's log
+    header is removed too unless ``headers`` (its level says whether a record was logged)."""
     out: list[tuple[str, str]] = []
     for segment in strip_stamp(strip_ansi(raw.rstrip("\r\n"))).split("\r"):
         prefix = ""
         match = PROCESS_PREFIX.match(segment)
         if match:
             prefix, segment = match.group(0).strip(), segment[match.end():]
+        if not headers:
+            segment = strip_log_header(segment)
         bar = _BAR.match(segment)
         if bar:
             segment = segment[bar.end():]
@@ -123,7 +126,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     """
     head = window[: max(0, marker - window_start)]
     before_lines = [decode(raw) for raw in head.rstrip(b"\r\n").split(b"\n")[-_BEFORE_LINES:]] if head else []
-    said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw)]
+    said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw, headers=True)]
     harmless = bool(said_before) and said_before[-1].startswith(_IGNORED) or (
         kind == incidents.TRACEBACK and any(_LOGGED.search(text) for text in said_before))
     # A thread's uncaught exception is announced on the line before its traceback.

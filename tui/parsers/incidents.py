@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from tui.parsers.records import IncidentRecord
-from tui.parsers.text import PROCESS_PREFIX, strip_stamp
+from tui.parsers.text import PROCESS_PREFIX, strip_log_header, strip_stamp
 
 OOM = "oom"
 COLLECTIVE_TIMEOUT = "collective-timeout"
@@ -150,7 +150,7 @@ def match_incident(segment: str, offset: int) -> IncidentRecord | None:
             continue
         text = strip_stamp(segment.strip())
         line = _LEAD.sub("", PROCESS_PREFIX.sub("", text), count=1).strip()
-        line = PROCESS_PREFIX.sub("", line)
+        line = strip_log_header(PROCESS_PREFIX.sub("", line)).strip()
         if kind == TRACEBACK:
             if not (_TRACEBACK_LINE.search(line) or EXCEPTION_LINE.match(line)):
                 continue

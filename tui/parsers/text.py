@@ -54,6 +54,22 @@ def strip_stamp(text: str) -> str:
     return text[match.end():] if match else text
 
 
+# vLLM's log header, which its formatter repeats on every line of a multi-line record
+# (a traceback logged with ``logger.exception``): ``ERROR 01-08 17:16:15
+# [serving_chat.py:1278] `` (vLLM >= 0.8), ``ERROR 06-09 06:57:48 worker_base.py:581] ``.
+_VLLM_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
+                          r"\[?[\w./-]+:\d+\] ?")
+
+
+def strip_log_header(text: str) -> str:
+    """Remove vLLM's per-line log header (see ``_VLLM_HEADER``), keeping the message's
+    own indentation (a traceback's ``  File …`` rows)."""
+    if not text.startswith(("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")):
+        return text
+    match = _VLLM_HEADER.match(text)
+    return text[match.end():] if match else text
+
+
 def strip_ansi(text: str) -> str:
     """Remove terminal escape sequences (colours, cursor movement)."""
     if "\x1b" not in text:
