@@ -56,13 +56,17 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # torch's ``CUDA out of memory`` / ``NPU out of memory`` / ``HIP out of memory``,
     # ``torch.OutOfMemoryError``, Ray's ``ray.exceptions.OutOfMemoryError`` and the
     # raylet's "killed due to memory pressure", XLA's ``RESOURCE_EXHAUSTED``, the
-    # kernel's ``Out of memory: Killed process``, torch's CPU allocator.
+    # kernel's ``Out of memory: Killed process``, torch's CPU allocator; Slurm's cgroup
+    # killer (``slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of
+    # the step tasks have been OOM Killed.``, before 20.11 ``Detected 1 oom-kill event(s)
+    # in StepId=191.batch cgroup.``) and srun's ``srun: error: node107: task 0: Out Of Memory``.
     (OOM, ("ut of memory", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "memory pressure",
-           "can't allocate memory"),
+           "can't allocate memory", "oom_kill event", "oom-kill event", ": Out Of Memory"),
      re.compile(r"\b(?:CUDA|NPU|HIP|XPU|GPU|MPS|CPU|[Dd]evice)\s+out of memory"
                 r"|Out of memory: Kill|OutOfMemoryError|RESOURCE_EXHAUSTED"
                 r"|killed due to memory pressure|can't allocate memory"
-                r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory")),
+                r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory"
+                r"|\bDetected \d+ oom[_-]kill event|^srun: error: \S+: tasks? [\d,-]+: Out Of Memory")),
     # NCCL's watchdog (``Watchdog caught collective operation timeout``) and what
     # follows it (``Process group watchdog thread terminated``, ``Some NCCL
     # operations have failed or timed out``); torch's heartbeat monitor, which
@@ -100,10 +104,14 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # A child killed by SIGKILL (the kernel's OOM killer, a scheduler) or
     # SIGTERM, as the shell says it (``run.sh: line 3: 12345 Killed  python3 …``,
     # a bare ``Killed`` or ``Terminated``, ``已杀死`` in a Chinese locale) or a launcher does (DeepSpeed's
-    # ``sigkill_handler] Killing subprocess N`` once one rank has failed).
-    (KILLED, ("Killed", "已杀死", "Killing subprocess", "Terminated"),
+    # ``sigkill_handler] Killing subprocess N`` once one rank has failed), or Slurm stopping
+    # the job (``slurmstepd: error: *** JOB 494583 ON node CANCELLED AT 2024-04-20T09:09:37 DUE
+    # TO TIME LIMIT ***``: SIGTERM, then SIGKILL). (srun's ``task 1-7: Killed`` is not one:
+    # srun kills the other tasks once one has failed, and that one says why.)
+    (KILLED, ("Killed", "已杀死", "Killing subprocess", "Terminated", " CANCELLED AT "),
      re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?(?:Killed|已杀死|Terminated)(?:\s|$)"
-                r"|sigkill_handler\] Killing subprocess")),
+                r"|sigkill_handler\] Killing subprocess"
+                r"|\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+.*\*\*\*")),
     # A process that died of a signal or aborted in C++ (glog's ``*** SIGSEGV
     # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose).
     (FATAL_SIGNAL, ("Segmentation fault", "core dumped", "Fatal Python error",
