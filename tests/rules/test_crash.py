@@ -73,6 +73,11 @@ def _stamped(data: bytes) -> bytes:
                     for i, line in enumerate(data.splitlines(keepends=True)))
 
 
+def _labelled(data: bytes) -> bytes:
+    """``data`` as ``srun --label`` relays it: the task's number in front of every line."""
+    return b"".join(b" 0: " + line for line in data.splitlines(keepends=True))
+
+
 @pytest.mark.parametrize("name", [
     "crashes/verl2987_taskrunner_unhandled_error_actordied_tab_fields_prefixed.log",
     "crashes/llamacookbook567_rank_prefixed_nccl_watchdog_cpp_frames.log",
@@ -82,7 +87,9 @@ def _stamped(data: bytes) -> bytes:
 def test_a_log_a_collector_stamped_line_by_line_is_judged_as_the_plain_one(tmp_path, name):
     data = (FIXTURES / name).read_bytes()
     plain = judged(tmp_path, data)
-    stamped = judged(tmp_path, _stamped(data))
-    assert plain.cause is not None and stamped.cause is not None
-    assert (stamped.cause.kind, stamped.cause.text, stamped.cause.step) == (
-        plain.cause.kind, plain.cause.text, plain.cause.step)
+    assert plain.cause is not None
+    for copy in (_stamped(data), _labelled(data)):
+        relayed = judged(tmp_path, copy)
+        assert relayed.cause is not None
+        assert (relayed.cause.kind, relayed.cause.text, relayed.cause.step) == (
+            plain.cause.kind, plain.cause.text, plain.cause.step)

@@ -46,8 +46,18 @@ _COLLECTOR_STAMP = re.compile(r"(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?"
                               r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ?")
 
 
+# ``srun --label`` puts the task's number in front of each line it relays, right-aligned
+# to the widest number (``0: ``, `` 3: ``, ``15: ``).
+_SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
+
+
 def strip_stamp(text: str) -> str:
-    """Remove a log collector's timestamp from the start of a line (see ``_COLLECTOR_STAMP``)."""
+    """Remove what a log collector wrote in front of a line: its timestamp (see
+    ``_COLLECTOR_STAMP``) or ``srun --label``'s task number."""
+    if text[:1].isdigit() or text[:1] == " ":
+        label = _SRUN_LABEL.match(text)
+        if label is not None:
+            return text[label.end():]
     if "T" not in text[8:30] and "\t" not in text[:402]:
         return text
     match = _COLLECTOR_STAMP.match(text)
