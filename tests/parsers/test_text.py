@@ -46,8 +46,8 @@ def test_a_log_collectors_timestamp_goes_with_the_process_prefix(stamp):
     assert strip_stamp(f"{stamp}Traceback (most recent call last):") == "Traceback (most recent call last):"
 
 
-@pytest.mark.parametrize("label", ["0: ", " 3: ", "15: "])
-def test_srun_labels_go_with_the_process_prefix(label):
+@pytest.mark.parametrize("label", ["0: ", " 3: ", "15: ", "> ", "> > "])
+def test_srun_labels_and_markdown_quotes_go_with_the_process_prefix(label):
     line = f"{label}[rank3]:   File \"/verl/trainer/main_ppo.py\", line 64, in main"
     assert clean_segments(line) == ['  File "/verl/trainer/main_ppo.py", line 64, in main']
 

@@ -73,9 +73,10 @@ def _stamped(data: bytes) -> bytes:
                     for i, line in enumerate(data.splitlines(keepends=True)))
 
 
-def _labelled(data: bytes) -> bytes:
-    """``data`` as ``srun --label`` relays it: the task's number in front of every line."""
-    return b"".join(b" 0: " + line for line in data.splitlines(keepends=True))
+def _labelled(data: bytes, label: bytes = b" 0: ") -> bytes:
+    """``data`` as ``srun --label`` relays it (the task's number in front of every line), or
+    as a Markdown reply quotes it (``> ``)."""
+    return b"".join(label + line for line in data.splitlines(keepends=True))
 
 
 @pytest.mark.parametrize("name", [
@@ -88,7 +89,7 @@ def test_a_log_a_collector_stamped_line_by_line_is_judged_as_the_plain_one(tmp_p
     data = (FIXTURES / name).read_bytes()
     plain = judged(tmp_path, data)
     assert plain.cause is not None
-    for copy in (_stamped(data), _labelled(data)):
+    for copy in (_stamped(data), _labelled(data), _labelled(data, b"> ")):
         relayed = judged(tmp_path, copy)
         assert relayed.cause is not None
         assert (relayed.cause.kind, relayed.cause.text, relayed.cause.step) == (

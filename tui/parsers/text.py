@@ -49,11 +49,16 @@ _COLLECTOR_STAMP = re.compile(r"(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?"
 # ``srun --label`` puts the task's number in front of each line it relays, right-aligned
 # to the widest number (``0: ``, `` 3: ``, ``15: ``).
 _SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
+# A log quoted in Markdown (an issue's reply: ``> Traceback (most recent call last):``).
+_QUOTE = re.compile(r"(?:> ?)+")
 
 
 def strip_stamp(text: str) -> str:
     """Remove what a log collector wrote in front of a line: its timestamp (see
-    ``_COLLECTOR_STAMP``) or ``srun --label``'s task number."""
+    ``_COLLECTOR_STAMP``), ``srun --label``'s task number, a Markdown quote's ``> ``."""
+    quote = _QUOTE.match(text) if text[:1] == ">" else None
+    if quote is not None:
+        text = text[quote.end():]
     if text[:1].isdigit() or text[:1] == " ":
         label = _SRUN_LABEL.match(text)
         if label is not None:
