@@ -4,7 +4,12 @@ Backfill without copying the log: ``grep -b`` runs on the box over the bytes
 present when we looked, in several pieces at once (one per CPU there), and
 sends back only the lines the scanner wants, with their offsets, all in one
 channel (``remote_commands.backfill``). Then ``tail -F`` streams new bytes
-from there. The connection is shared by every command; when it drops, the source says so, reconnects
+from there, in the same channel. Opening a run costs one channel, whose
+script also finds the log in a run directory and answers the questions the
+session asks next (the log's logger hints, the box's accelerator tools): each
+channel costs the box an sshd session and a login shell, whose start-up files
+(conda, pyenv, modules) can take longer than the whole backfill of a small log.
+The connection is shared by every command; when it drops, the source says so, reconnects
 with backoff and resumes from the last byte it delivered, so nothing is lost
 or read twice. Each of those commands also says when the box last wrote the
 log, on this machine's clock (``box_clock``), and the events carry it: bytes
@@ -16,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 from dataclasses import dataclass, replace
 
@@ -70,8 +75,12 @@ class RemoteLog:
         self._owns_connection = pool is None
         self._pool = pool
         self._seat: Seat | None = None  # this log's place in the pool, taken at the first login
-        # The backfill connect() started for a log file, its plan read.
+        # The backfill connect() started, its plan read.
         self._first: _Backfill | None = None
+        # The backfill's channel, following the log once the backfill is read (stream()).
+        self._handoff: _Handoff | None = None
+        # Commands whose answers the opening channel brought, by their text: (status, stdout).
+        self._answered: dict[str, tuple[int, bytes]] = {}
         # Whether the user was told the box cannot say when the log was written.
         self._clock_noted = False
         # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
@@ -149,27 +158,47 @@ class RemoteLog:
         self.path = path
 
     async def _discover(self) -> str | None:
-        process = await self._open(
-            remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
+        asks = self._asks()
+        process = await self._open(remote_commands.discover(
+            self.target.path, self.prefilter, self.piece_bytes, [ask for ask, _ in asks]))
         handed_on = False
         try:
             head = (await process.stdout.readline()).strip()
             if head == b"FILE":
                 if self.prefilter:
-                    self._first = await _Backfill.read(process, self.label)
-                    handed_on = True  # stream() reads on
-                    return self._clock_note(self._first.plan.clock)
+                    handed_on = await self._read_first(process, asks)
+                    return self._clock_note(self._first.plan.clock if self._first else None)
                 return None
-            rest = (await process.stdout.read()).decode("utf-8", "replace")
+            if head != b"DIR":
+                rest = b""
+            else:
+                try:
+                    rest = await process.stdout.readuntil(b"\0CHOOSE\0")
+                except asyncio.IncompleteReadError as partial:  # an older box script, or cut off
+                    rest = partial.partial
+            said = self._choose(head, rest.decode("utf-8", "replace"))
+            chosen = self._chosen
+            if self.prefilter and chosen is not None and chosen[0] and "\n" not in chosen[2]:
+                # The box backfills the chosen log in this channel (a name with a newline
+                # cannot be sent as one line: its backfill gets a channel of its own).
+                process.stdin.write(chosen[2].encode("utf-8", "surrogateescape") + b"\n")
+                handed_on = await self._read_first(process, asks)
+            else:
+                process.stdin.write(b"\n")
+            return said
         finally:
             if not handed_on:
                 process.close()
+
+    def _choose(self, head: bytes, listing: str) -> str:
+        """Take the log of a directory's listing (``discover``'s ``DIR`` records): the newest
+        with verl step lines, else the newest; the line saying which."""
         if head == b"MISSING":
             raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
         if head != b"DIR":
             raise SourceError(f"{self.label}: permission denied")
         candidates = []
-        for line in rest.split("\0"):
+        for line in listing.split("\0"):
             mtime, has_steps, path = (line.split(" ", 2) + ["", ""])[:3]
             if path and (mtime.isdigit() or mtime == "-"):  # "-": the box cannot say
                 candidates.append((has_steps == "1", int(mtime) if mtime != "-" else 0, path))
@@ -184,6 +213,27 @@ class RemoteLog:
         if chosen[1] == 0 and (note := self._clock_note(BoxClock(None, None, True))):
             said += f"; {note}"  # no mtime on this box: said now, where check prints it
         return said
+
+    def _asks(self) -> list[tuple[str, Callable[[], str]]]:
+        """What the opening channel asks beside the backfill, each with the text the question
+        would have as a command of its own once the log is known (the key of its answer):
+        the lines of the log that name its logger files, and which accelerator tools the
+        box has (nvidia-smi…)."""
+        from tui.parsers.verl_loggers import HINT_NEEDLES
+        from tui.sources.accelerators.detect import pollers_for, probe_argv
+        from tui.sources.ssh.ssh_runner import remote_command
+
+        runner = SshRunner(lambda: self.connection)
+        probe = remote_command(probe_argv([poller.tool for poller in pollers_for(runner, False)]))
+        return [(remote_commands.hint_lines_of('"$f"', HINT_NEEDLES),
+                 lambda: remote_commands.hint_lines(self.path, HINT_NEEDLES)),
+                (probe, lambda: probe)]
+
+    async def _read_first(self, process: Process, asks: list[tuple[str, Callable[[], str]]]) -> bool:
+        """Read the opening backfill's plan and the answers it brought; stream() reads on."""
+        self._first = await _Backfill.read(process, self.label, len(asks))
+        self._answered.update((key(), answer) for (_, key), answer in zip(asks, self._first.answers))
+        return True
 
     def _clock_note(self, clock: BoxClock | None) -> str | None:
         """The note for a box that cannot say when the log was written, the first time only."""
@@ -204,9 +254,15 @@ class RemoteLog:
         if self._first is not None:
             self._first.process.close()
             self._first = None
+        if self._handoff is not None:
+            self._handoff.process.close()
+            self._handoff = None
 
     async def run(self, command: str, binary: bool = False) -> Any:
-        """``command``'s output on the box (text, or bytes with ``binary``)."""
+        """``command``'s output on the box (text, or bytes with ``binary``); a command the
+        opening channel asked already is answered from there, once."""
+        if (known := self._answered.pop(command, None)) is not None:
+            return known[1] if binary else known[1].decode("utf-8", "replace")
         if self._conn is None:  # between a drop and the reconnect another task is making
             raise SourceError(f"{self.target.host}: not connected")
         try:
@@ -250,7 +306,9 @@ class RemoteLog:
                         yield status
             if not follow:
                 return
-        self._drop_first_backfill()
+        if self._first is not None:  # a backfill connect() started that is not wanted
+            self._first.process.close()
+            self._first = None
         while True:
             try:
                 async for read in self._read_from(offset, follow):
@@ -286,7 +344,8 @@ class RemoteLog:
     async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data | Status]:
         """Lines of ``[start, RESUME)`` matching the prefilter, in order, as the box's
         pieces send them (always at least one event, to say where RESUME is);
-        without ``follow``, then the bytes from RESUME to the end seen then.
+        then the bytes from RESUME to the end seen then. With ``follow``, the channel
+        is handed on to the follower (``_handoff``), whose tail starts where they end.
 
         A connection lost on the way raises ``_Dropped``.
         """
@@ -311,7 +370,14 @@ class RemoteLog:
                     yield Lines(lines, resume_at, written)
             if not said:
                 yield Lines([], resume_at, written)
-            if not follow and (rest := await _read_rest(backfill.process, output.unsplit)):
+            if follow:
+                handoff = await _Handoff.after_rest(backfill.process, output.unsplit, resume_at)
+                if handoff is None:  # the log changed under the backfill: a follower of its own
+                    return
+                rest, self._handoff, backfill = handoff.rest, handoff, None
+            else:
+                rest = await _read_rest(backfill.process, output.unsplit)
+            if rest:
                 end = resume_at + len(rest)
                 yield Data(resume_at, rest, clock.mtime_for(end) if clock is not None else None)
         except (OSError, asyncssh.Error) as error:
@@ -330,19 +396,31 @@ class RemoteLog:
             if rest:
                 yield Data(offset, rest, clock.mtime_for(offset + len(rest)) if clock else None)
             return
-        try:
-            process = await self.connection.create_process(remote_commands.follow(self.path, offset),
-                                                      encoding=None)
-        except (OSError, asyncssh.Error) as error:
-            raise _Dropped(str(error)) from None
+        handoff, self._handoff = self._handoff, None
+        if handoff is not None and handoff.offset != offset:
+            handoff.process.close()
+            handoff = None
+        if handoff is None:
+            try:
+                process = await self.connection.create_process(
+                    remote_commands.follow(self.path, offset), encoding=None)
+            except (OSError, asyncssh.Error) as error:
+                raise _Dropped(str(error)) from None
+        else:
+            process = handoff.process
         errors: asyncio.Future = asyncio.create_task(process.stderr.readline())
         data_task: asyncio.Future | None = None
         caught_up = False
         try:
             # Printed before tail starts: the bytes below its size were written by its mtime.
-            clock = BoxClock.parse(await process.stdout.readline(), time.time())
+            clock = handoff.clock if handoff else BoxClock.parse(await process.stdout.readline(),
+                                                                 time.time())
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
+            if handoff is not None and handoff.pending:  # read with the backfill's last bytes
+                end = offset + len(handoff.pending)
+                yield Data(offset, handoff.pending, handoff.clock.mtime_for(end))
+                offset = end
             while True:
                 data_task = asyncio.create_task(process.stdout.read(_CHUNK))
                 while True:
@@ -404,11 +482,13 @@ class RemoteLog:
 
     def accelerator_host(self) -> AcceleratorHost:
         """The box itself, over this log's connection (one login serves both)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection), self.target.host, False)
+        return AcceleratorHost(SshRunner(lambda: self.connection, self._answered), self.target.host,
+                               False)
 
 
-async def _read_rest(process: Process, start: bytes) -> bytes:
-    """The ``REST <n>`` section that ends a backfill's output (``start``: its bytes read so far)."""
+async def _rest_section(process: Process, start: bytes) -> tuple[bytes, int, bytes]:
+    """The ``REST <n>`` section after a backfill's pieces (``start``: its bytes read so far):
+    up to n bytes, n, and the bytes read past them (the follower's ``CLOCK`` line, say)."""
     rest = start
     while b"\n" not in rest and (chunk := await process.stdout.read(_CHUNK)):
         rest += chunk
@@ -418,11 +498,46 @@ async def _read_rest(process: Process, start: bytes) -> bytes:
     size = int(header[5:])
     while len(rest) < size and (chunk := await process.stdout.read(size - len(rest))):
         rest += chunk
+    return rest[:size], size, rest[size:]
+
+
+async def _read_rest(process: Process, start: bytes) -> bytes:
+    """The bytes of the ``REST <n>`` section, for a reader that does not follow."""
+    rest, size, _ = await _rest_section(process, start)
     if len(rest) < size:  # the log shrank meanwhile (the script still ends well), or we were cut off
         await process.wait_closed()
         if process.returncode != 0:
             raise _Dropped("the backfill on the box ended before the end of the log")
     return rest
+
+
+@dataclass(frozen=True, slots=True)
+class _Handoff:
+    """A backfill's channel, now following the log: its REST bytes, where its tail starts
+    (``offset``), the ``CLOCK`` line printed before the tail started, and the tail's bytes
+    read with those (``pending``)."""
+
+    process: Process
+    rest: bytes
+    offset: int
+    clock: BoxClock
+    pending: bytes
+
+    @classmethod
+    async def after_rest(cls, process: Process, start: bytes, resume_at: int) -> _Handoff | None:
+        """Read the REST section and the CLOCK line after it; None (the channel closed) when
+        they do not fit together: the log shrank or was replaced while the backfill ran, so
+        the REST bytes may not be what they say, and a follower of its own reads from RESUME."""
+        rest, size, after = await _rest_section(process, start)
+        while b"\n" not in after and (chunk := await process.stdout.read(_CHUNK)):
+            after += chunk
+        line, _, pending = after.partition(b"\n")
+        clock = BoxClock.parse(line, time.time())
+        end = resume_at + size
+        if len(rest) < size or clock is None or clock.size is None or clock.size < end:
+            process.close()
+            return None
+        return cls(process, rest, end, clock, pending)
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,11 +556,14 @@ class _Backfill:
 
     plan: _Plan
     process: Process
+    # The answers to the questions asked beside the backfill: (exit status, output) each.
+    answers: tuple[tuple[int, bytes], ...] = ()
 
     @classmethod
-    async def read(cls, process: Process, label: str) -> _Backfill:
+    async def read(cls, process: Process, label: str, asked: int = 0) -> _Backfill:
         """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
-        output (the first as soon as it comes: the box's time is compared with ours then)."""
+        output (the first as soon as it comes: the box's time is compared with ours then),
+        and the answers to the ``asked`` questions after them."""
         clock = BoxClock.parse(await process.stdout.readline(), time.time())
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
@@ -454,7 +572,15 @@ class _Backfill:
             process.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process)
+        answers = []
+        for _ in range(asked):
+            header = (await process.stdout.readline()).split()
+            if len(header) != 3 or header[0] != b"ANSWER" or not all(f.isdigit() for f in header[1:]):
+                process.close()
+                raise _Dropped("the box's answers to rlwatch's questions were cut short")
+            answers.append((int(header[1]), await process.stdout.readexactly(int(header[2]))))
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process,
+                   tuple(answers))
 
 
 class PiecesOutput(GrepOutput):
