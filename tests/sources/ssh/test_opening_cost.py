@@ -131,3 +131,28 @@ async def test_the_opening_channels_answers_are_used_once(client_home, counted, 
         assert len(await sessions(box, 2)) == 2
     finally:
         await source.close()
+
+
+async def test_a_line_still_being_written_is_followed_once_and_whole_in_the_same_channel(
+        client_home, counted, tmp_path):
+    alias, box = counted()
+    run = run_of(tmp_path)
+    with open(run / "train.log", "a") as log:
+        log.write("step:1121 - critic/score/mean:0.25")  # the trainer is still printing it
+    source = RemoteLog(RemoteTarget(alias, str(run)), NEEDLES)
+    await source.connect()
+    model = RunModel()
+    task = asyncio.create_task(Feed(source, model).run(follow=True))
+    try:
+        await until(lambda: model.step_count == 1120, timeout=20, what="the backfill")
+        with open(run / "train.log", "a") as log:
+            log.write(" - actor/pg_loss:0.125\n")
+        await until(lambda: model.last_step == 1121, timeout=10, what="the finished line")
+        assert model.step_count == 1121
+        assert model.latest()["actor/pg_loss"] == 0.125
+        assert model.latest()["critic/score/mean"] == 0.25
+        assert len(await sessions(box, 1)) == 1
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await source.close()

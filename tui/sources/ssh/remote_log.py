@@ -174,8 +174,8 @@ class RemoteLog:
             else:
                 try:
                     rest = await process.stdout.readuntil(b"\0CHOOSE\0")
-                except asyncio.IncompleteReadError as partial:  # an older box script, or cut off
-                    rest = partial.partial
+                except asyncio.IncompleteReadError:
+                    raise _Dropped("the box's listing of the run directory was cut short") from None
             said = self._choose(head, rest.decode("utf-8", "replace"))
             chosen = self._chosen
             if self.prefilter and chosen is not None and chosen[0] and "\n" not in chosen[2]:
@@ -298,6 +298,8 @@ class RemoteLog:
                             if event.lines:
                                 last, line = event.lines[-1]
                                 delivered = last + len(line)
+                        elif isinstance(event, Data):  # the line still being written: the
+                            offset = event.offset + len(event.data)  # follower reads on from its end
                     break
                 except _Dropped as dropped:
                     if not follow:
