@@ -28,9 +28,9 @@ _WINDOW = 1 << 20
 _PIECE_BUFFER = "16M"
 
 # $1: the log, $2: where to start. Prints CLOCK <size> <mtime> <box now> (box_clock),
-# RESUME <end of the last whole line>, CUTS <line starts>..., the answers to the questions
-# asked beside it (ANSWER <status> <n> and the n bytes of each), then every piece's grep -b
-# output followed by END <grep's status>, piece after piece, then REST <n> and the n bytes
+# RESUME <end of the last whole line>, CUTS <line starts>..., then (while the questions asked
+# beside it are answered on stderr: ANSWER <status> <n> and the n bytes of each) every piece's
+# grep -b output followed by END <grep's status>, piece after piece, then REST <n> and the n bytes
 # from RESUME to the size seen at the start (the line still being written); then a CLOCK
 # line again and, from that size on, what ``tail -F`` sends, for a reader that follows.
 _BACKFILL = r"""f=$1 a=$2 w=@WINDOW@
@@ -66,16 +66,17 @@ pieces() {
     pieces "$@" | dd bs=@BUFFER@ iflag=fullblock 2>/dev/null | { piece "$x" "$y"; cat; }
   else piece "$1" ""; fi
 }
-pieces "$a" $c
+pieces "$a" $c 2>/dev/null
 echo "REST $((s - r))"
-tail -c +$((r + 1)) -- "$f" | head -c $((s - r))
+tail -c +$((r + 1)) -- "$f" 2>/dev/null | head -c $((s - r))
 stamp "$f"; @CLOCK_LINE@
 exec tail -c +$((s + 1)) -F -- "$f"
 """
 
 # ``ask CMD``: CMD's answer, framed: ANSWER <status> <bytes> and its output (with stdin and
 # stderr closed to it; in a subshell of its own, so that an ``exit`` or ``exec`` in it ends
-# only it). Lengths count bytes: LC_ALL=C.
+# only it). Lengths count bytes: LC_ALL=C. The questions run in the background, their answers
+# on stderr, beside the pieces (which send nothing there).
 _ASK = r"""LC_ALL=C; export LC_ALL
 ask() { q=$( (eval "$1") </dev/null 2>/dev/null; echo ".$?"); q_s=${q##*.} q=${q%.*}
   echo "ANSWER $q_s ${#q}"; printf '%s' "$q"; }
@@ -138,10 +139,10 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
     ``CUTS <offset>...``: line starts that split ``[start, RESUME)`` into one
     piece per CPU of the box (at most 8, each at least ``chunk_bytes``), since a
     multi-pattern grep is CPU-bound and training boxes have cores to spare.
-    Then, for each of ``asks`` (shell commands, which may name the log as ``"$f"``),
-    ``ANSWER <status> <n>`` and the n bytes it printed: questions that would each cost
-    a channel of their own (the log's logger hints, the accelerator probe) ride on
-    this one. Then every piece's ``grep -b`` output (offsets from the piece's start),
+    Meanwhile, on stderr, for each of ``asks`` (shell commands, which may name the log
+    as ``"$f"``), ``ANSWER <status> <n>`` and the n bytes it printed: questions that
+    would each cost a channel of their own (the log's logger hints, the accelerator
+    probe) ride on this one (``answers``). Then every piece's ``grep -b`` output (offsets from the piece's start),
     each followed by ``END <grep's status>``, in order: all pieces run at once,
     the first streams, and each later one is held by ``dd`` until those before
     it are sent. The last piece is read by grep straight from the file and the
@@ -159,8 +160,8 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
 
 
 def _backfill_script(needles: Sequence[bytes], chunk_bytes: int, asks: Sequence[str] = ()) -> str:
-    questions = "".join(f"ask {shlex.quote(ask)}\n" for ask in asks)
-    return (_BACKFILL.replace("@ASKS@", _ASK + questions if asks else "")
+    questions = "".join(f"ask {shlex.quote(ask)}; " for ask in asks)
+    return (_BACKFILL.replace("@ASKS@", f"{_ASK}{{ {questions}}} >&2 &\n" if asks else "")
             .replace("@STAMP@", STAMP).replace("@CLOCK_LINE@", CLOCK_LINE)
             .replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
             .replace("@DD_CAN_CUT@", DD_CAN_CUT).replace("@BUFFER@", _PIECE_BUFFER)

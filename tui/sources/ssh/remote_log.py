@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 from dataclasses import dataclass, replace
 
@@ -41,6 +41,7 @@ from tui.sources.base import (
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
+from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.pool import ConnectionPool, Seat
 from tui.sources.ssh.ssh_runner import SshRunner
@@ -79,8 +80,8 @@ class RemoteLog:
         self._first: _Backfill | None = None
         # The backfill's channel, following the log once the backfill is read (stream()).
         self._handoff: _Handoff | None = None
-        # Commands whose answers the opening channel brought, by their text: (status, stdout).
-        self._answered: dict[str, tuple[int, bytes]] = {}
+        # What the opening channel was asked besides its backfill, by the text of each question.
+        self._answers = Answers()
         # Whether the user was told the box cannot say when the log was written.
         self._clock_noted = False
         # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
@@ -230,9 +231,9 @@ class RemoteLog:
                 (probe, lambda: probe)]
 
     async def _read_first(self, process: Process, asks: list[tuple[str, Callable[[], str]]]) -> bool:
-        """Read the opening backfill's plan and the answers it brought; stream() reads on."""
-        self._first = await _Backfill.read(process, self.label, len(asks))
-        self._answered.update((key(), answer) for (_, key), answer in zip(asks, self._first.answers))
+        """Read the opening backfill's plan, and its answers as they come; stream() reads on."""
+        self._first = await _Backfill.read(process, self.label)
+        self._answers.expect([key() for _, key in asks], process.stderr)
         return True
 
     def _clock_note(self, clock: BoxClock | None) -> str | None:
@@ -261,7 +262,7 @@ class RemoteLog:
     async def run(self, command: str, binary: bool = False) -> Any:
         """``command``'s output on the box (text, or bytes with ``binary``); a command the
         opening channel asked already is answered from there, once."""
-        if (known := self._answered.pop(command, None)) is not None:
+        if (known := await self._answers.take(command)) is not None:
             return known[1] if binary else known[1].decode("utf-8", "replace")
         if self._conn is None:  # between a drop and the reconnect another task is making
             raise SourceError(f"{self.target.host}: not connected")
@@ -410,7 +411,10 @@ class RemoteLog:
                 raise _Dropped(str(error)) from None
         else:
             process = handoff.process
-        errors: asyncio.Future = asyncio.create_task(process.stderr.readline())
+        # The backfill's channel: its stderr carries the opening's answers first.
+        errors: asyncio.Future = asyncio.create_task(
+            _after(self._answers.read(), process.stderr.readline()) if handoff
+            else process.stderr.readline())
         data_task: asyncio.Future | None = None
         caught_up = False
         try:
@@ -471,6 +475,7 @@ class RemoteLog:
 
     async def close(self) -> None:
         self._drop_first_backfill()
+        self._answers.close()
         if not self._owns_connection:  # its owner (a source, the pool) closes it; a reconnect
             # makes our own, or asks the pool again
             self._conn, self._owns_connection = None, self._pool is None
@@ -484,8 +489,14 @@ class RemoteLog:
 
     def accelerator_host(self) -> AcceleratorHost:
         """The box itself, over this log's connection (one login serves both)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection, self._answered), self.target.host,
-                               False)
+        return AcceleratorHost(SshRunner(lambda: self.connection, self._answers.take),
+                               self.target.host, False)
+
+
+async def _after(first: Awaitable[None], then: Awaitable[bytes]) -> bytes:
+    """``then``'s result, awaited once ``first`` is done."""
+    await first
+    return await then
 
 
 async def _rest_section(process: Process, start: bytes) -> tuple[bytes, int, bytes]:
@@ -558,14 +569,11 @@ class _Backfill:
 
     plan: _Plan
     process: Process
-    # The answers to the questions asked beside the backfill: (exit status, output) each.
-    answers: tuple[tuple[int, bytes], ...] = ()
 
     @classmethod
-    async def read(cls, process: Process, label: str, asked: int = 0) -> _Backfill:
+    async def read(cls, process: Process, label: str) -> _Backfill:
         """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
-        output (the first as soon as it comes: the box's time is compared with ours then),
-        and the answers to the ``asked`` questions after them."""
+        output (the first as soon as it comes: the box's time is compared with ours then)."""
         clock = BoxClock.parse(await process.stdout.readline(), time.time())
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
@@ -574,15 +582,7 @@ class _Backfill:
             process.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        answers = []
-        for _ in range(asked):
-            header = (await process.stdout.readline()).split()
-            if len(header) != 3 or header[0] != b"ANSWER" or not all(f.isdigit() for f in header[1:]):
-                process.close()
-                raise _Dropped("the box's answers to rlwatch's questions were cut short")
-            answers.append((int(header[1]), await process.stdout.readexactly(int(header[2]))))
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process,
-                   tuple(answers))
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process)
 
 
 class PiecesOutput(GrepOutput):

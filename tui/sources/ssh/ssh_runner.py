@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 import asyncssh
 
@@ -36,17 +36,18 @@ class SshRunner:
     """Runs commands on one host through an open asyncssh connection."""
 
     def __init__(self, connection: Callable[[], asyncssh.SSHClientConnection],
-                 answered: dict[str, tuple[int, bytes]] | None = None) -> None:
+                 answered: Callable[[str], Awaitable[tuple[int, bytes] | None]] | None = None
+                 ) -> None:
         """``connection`` gives the connection to use now: a log's source replaces its
         connection when it reconnects, and the tools must run over the new one.
-        ``answered``: commands already run on the box, in a channel opened for something
-        else (the log's backfill asks which tools the box has), by their ``remote_command``
-        text: (exit status, stdout). Each answer is used once, and a later run asks again."""
+        ``answered``: the answer (exit status, stdout) to a command by its ``remote_command``
+        text, when a channel opened for something else asked it already (the log's backfill
+        asks which tools the box has; ``answers``), else None and the command runs."""
         self.connection = connection
-        self.answered = answered if answered is not None else {}
+        self.answered = answered
 
     async def run(self, argv: Sequence[str], timeout: float = 30.0) -> bytes:
-        if (known := self.answered.pop(remote_command(argv), None)) is not None:
+        if self.answered and (known := await self.answered(remote_command(argv))) is not None:
             status, stdout = known
             if status != 0:
                 raise failure(argv, status, stdout)
