@@ -167,8 +167,8 @@ class RemoteLog:
             head = (await process.stdout.readline()).strip()
             if head == b"FILE":
                 if self.prefilter:
-                    handed_on = await self._read_first(process, asks)
-                    return self._clock_note(self._first.plan.clock if self._first else None)
+                    self._first, handed_on = await self._read_first(process, asks), True
+                    return self._clock_note(self._first.plan.clock)
                 return None
             if head != b"DIR":
                 rest = b""
@@ -183,7 +183,7 @@ class RemoteLog:
                 # The box backfills the chosen log in this channel (a name with a newline
                 # cannot be sent as one line: its backfill gets a channel of its own).
                 process.stdin.write(chosen[2].encode("utf-8", "surrogateescape") + b"\n")
-                handed_on = await self._read_first(process, asks)
+                self._first, handed_on = await self._read_first(process, asks), True
             else:
                 process.stdin.write(b"\n")
             return said
@@ -230,11 +230,13 @@ class RemoteLog:
                  lambda: remote_commands.hint_lines(self.path, HINT_NEEDLES)),
                 (probe, lambda: probe)]
 
-    async def _read_first(self, process: Process, asks: list[tuple[str, Callable[[], str]]]) -> bool:
-        """Read the opening backfill's plan, and its answers as they come; stream() reads on."""
-        self._first = await _Backfill.read(process, self.label)
+    async def _read_first(self, process: Process, asks: list[tuple[str, Callable[[], str]]]
+                          ) -> _Backfill:
+        """The opening backfill, its plan read (stream() reads on), and its answers read as
+        they come."""
+        first = await _Backfill.read(process, self.label)
         self._answers.expect([key() for _, key in asks], process.stderr)
-        return True
+        return first
 
     def _clock_note(self, clock: BoxClock | None) -> str | None:
         """The note for a box that cannot say when the log was written, the first time only."""
@@ -255,9 +257,6 @@ class RemoteLog:
         if self._first is not None:
             self._first.process.close()
             self._first = None
-        if self._handoff is not None:
-            self._handoff.process.close()
-            self._handoff = None
 
     async def run(self, command: str, binary: bool = False) -> Any:
         """``command``'s output on the box (text, or bytes with ``binary``); a command the
@@ -309,9 +308,7 @@ class RemoteLog:
                         yield status
             if not follow:
                 return
-        if self._first is not None:  # a backfill connect() started that is not wanted
-            self._first.process.close()
-            self._first = None
+        self._drop_first_backfill()
         while True:
             try:
                 async for read in self._read_from(offset, follow):
@@ -413,14 +410,14 @@ class RemoteLog:
             process = handoff.process
         # The backfill's channel: its stderr carries the opening's answers first.
         errors: asyncio.Future = asyncio.create_task(
-            _after(self._answers.read(), process.stderr.readline()) if handoff
+            _after(self._answers.read(), process.stderr.readline()) if handoff is not None
             else process.stderr.readline())
         data_task: asyncio.Future | None = None
         caught_up = False
         try:
             # Printed before tail starts: the bytes below its size were written by its mtime.
-            clock = handoff.clock if handoff else BoxClock.parse(await process.stdout.readline(),
-                                                                 time.time())
+            clock = (handoff.clock if handoff is not None
+                     else BoxClock.parse(await process.stdout.readline(), time.time()))
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
             if handoff is not None and handoff.pending:  # read with the backfill's last bytes
@@ -475,6 +472,9 @@ class RemoteLog:
 
     async def close(self) -> None:
         self._drop_first_backfill()
+        if self._handoff is not None:
+            self._handoff.process.close()
+            self._handoff = None
         self._answers.close()
         if not self._owns_connection:  # its owner (a source, the pool) closes it; a reconnect
             # makes our own, or asks the pool again
