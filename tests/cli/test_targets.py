@@ -30,7 +30,7 @@ from tests.support import (
     tensorboard_only,
     without_console,
 )
-from tui.cli.targets import open_target, target_host
+from tui.cli.targets import open_target, pooled_target, target_host
 from tui.sources.local_file import LocalFile
 from tui.sources.logger_run import LocalLoggerRun
 
@@ -208,3 +208,16 @@ def test_a_young_console_newer_than_old_logger_files_is_kept(tmp_path):
 def test_the_host_a_run_is_read_from_whatever_the_target_form(target, host):
     # A fleet's row names it: a Slurm or Ray job's was shown as "slurm", "ray" or "local".
     assert target_host(target) == host
+
+
+@pytest.mark.parametrize(("target", "login"), [
+    ("me@gpu:/runs/cola", ("gpu", "me", None)),
+    ("slurm://me@login/812", ("login", "me", None)),
+    # ray://'s PORT is the dashboard's on the head, not SSH's: the login is the head's own.
+    ("ray://me@head:8300/raysubmit_1", ("head", "me", None)),
+    ("ray+http://10.0.0.1:8265/raysubmit_1", None),  # HTTP: no SSH login to share
+    ("/runs/cola", None),
+])
+def test_the_ssh_login_a_fleet_shares_for_each_target_form(target, login):
+    remote = pooled_target(target)
+    assert (remote and (remote.host, remote.user, remote.port)) == login

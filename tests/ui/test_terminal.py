@@ -126,6 +126,9 @@ def test_a_title_cannot_smuggle_terminal_commands():
     ("gpu:/runs/cola/train.log", "cola/train"),
     ("grpo.log", "grpo"),
     ("/var/log/x", "log/x"),
+    ("raysubmit_a1 on http://head:8265", "raysubmit_a1"),
+    ("rlw-ok on ray://head (its port 8265, over SSH)", "rlw-ok"),
+    ("/runs/a on b/train.log", "a on b/train"),
 ])
 def test_a_run_is_named_by_its_directory_and_log(label, name):
     assert run_name(label) == name

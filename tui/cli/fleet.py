@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
 from tui.cli.run_list import RunListError, Wanted, expand, globbed, wanted_runs
-from tui.cli.targets import local_run_dir, open_target, pooled_target, target_host
+from tui.cli.targets import local_run_dir, open_target, pooled_target, ray_address, target_host
 from tui.model.accelerators import AcceleratorHistory
 from tui.parsers.text import safe_data, safe_text
 from tui.rules.findings import worst_severity
@@ -56,6 +56,9 @@ def host_of(target: str) -> str:
 def _name(wanted: Wanted) -> str:
     if wanted.name:
         return wanted.name
+    ray = ray_address(wanted.target)
+    if ray is not None and ray.job:  # a Ray job: its id (the row's host is the head)
+        return ray.job
     remote = parse_target(wanted.target)
     return run_name(remote.path if remote is not None else wanted.target)
 

@@ -45,7 +45,7 @@ from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.session.feed import read_failure_blocks
 from tui.session.run_session import RunSession
-from tui.sources.base import Data, Lines, LogSource, SourceError
+from tui.sources.base import Data, JobState, Lines, LogSource, SourceError
 from tui.ui.glyphs import to_ascii, use_ascii
 from tui.ui.run_line import run_line, run_name
 
@@ -162,6 +162,8 @@ async def read_new(source: LogSource, state: StatusState, context: int, now: flo
                 state.last_write_at = max(state.last_write_at or 0.0, event.mtime)
             state.keep(records, now, context)
             state.read_to, tail_unknown = event.resume_at, True
+        elif isinstance(event, JobState):  # a Ray or Slurm job's state: FAILED is critical
+            state.keep([event.record], now, context)
     state.keep(scanner.settle(), now, context)
     if tail_unknown:
         state.tail = await source.read_range(max(0, state.read_to - TAIL_BYTES), state.read_to)

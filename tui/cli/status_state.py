@@ -9,7 +9,8 @@ rewritten on every call. What is kept instead is small and bounded:
 * the last few hundred step records — as many as the rules look back, twice
   over — plus the latest total, training progress bar and end marker, and
   the incidents printed since the oldest of those steps, with what their
-  blocks say once read (the exception a crash ended on).
+  blocks say once read (the exception a crash ended on);
+* the scheduler's last word on the job behind the log (a Ray or Slurm job's state).
 
 Each call feeds the new bytes in and rebuilds a small model from what is
 kept, and the rules judge that. So ``status`` reports the state of the
@@ -38,6 +39,7 @@ from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import (
     CrashBlock,
     IncidentRecord,
+    JobRecord,
     ProgressRecord,
     Record,
     RunEndRecord,
@@ -55,7 +57,8 @@ MIN_CONTEXT_STEPS = 200
 # Bumped when StatusState changes shape or meaning; older cache files are then ignored.
 # 2: failure blocks kept. 3: a remote log's last_write_at is the box's mtime, not when
 # its bytes arrived (a kept arrival time would keep a hung run looking fresh for good).
-_FORMAT = 3
+# 4: a scheduler's job state kept.
+_FORMAT = 4
 
 
 def context_steps(rules: Iterable[RuleSpec]) -> int:
@@ -83,6 +86,8 @@ class StatusState:
     incidents: list[IncidentRecord] = field(default_factory=list)
     # What the failure blocks among those incidents say, once read.
     blocks: list[CrashBlock] = field(default_factory=list)
+    # The scheduler's last word on the job behind the log (a Ray or Slurm job), if any.
+    job: JobRecord | None = None
     # When a new highest step was first read, and when the log was last written.
     newest_seen_at: float | None = None
     last_write_at: float | None = None
@@ -104,6 +109,8 @@ class StatusState:
                 self.incidents.append(record)
             elif isinstance(record, CrashBlock):
                 self.blocks.append(record)
+            elif isinstance(record, JobRecord):
+                self.job = record
         while len(self.steps) > context:
             self.steps.popleft()
         if self.steps:
@@ -115,7 +122,7 @@ class StatusState:
         """A run model of the kept records, for the rules and the status line."""
         model = RunModel(self.log)
         records = [*(r for r in (self.total, self.progress) if r is not None), *self.steps,
-                   *self.incidents, *self.blocks, *(r for r in (self.end,) if r is not None)]
+                   *self.incidents, *self.blocks, *(r for r in (self.end, self.job) if r is not None)]
         model.apply(records, self.newest_seen_at or 0.0)
         model.read_to = self.read_to
         if self.last_write_at is not None:

@@ -22,6 +22,7 @@ from tui.sources.ssh.target import RemoteTarget, parse_target
 from tui.sources.tensorboard_events import is_event_file
 
 if TYPE_CHECKING:
+    from tui.sources.ray.address import RayAddress
     from tui.sources.ssh.pool import ConnectionPool
 
 
@@ -45,7 +46,7 @@ def open_target(target: str, log: str | None = None, accept_new_host_key: bool =
     which a remote log then uses instead of a login of its own.
     """
     if is_ray_target(target):
-        return _open_ray(target, log, accept_new_host_key)
+        return _open_ray(target, log, accept_new_host_key, pool)
     slurm = parse_slurm_target(target)
     if slurm is not None:
         from tui.sources.slurm.job_log import SlurmJobLog
@@ -79,33 +80,45 @@ def target_host(target: str) -> str | None:
     """The host a target's run is read from (a box, a Slurm login node, a Ray head), or None
     for this machine; what a fleet's row names as the run's host."""
     if is_ray_target(target):
-        from tui.sources.ray.address import parse_ray_target
-
-        try:
-            return parse_ray_target(target).host or None
-        except SourceError:
-            return None  # an address that cannot be read says so when the run is opened
+        ray = ray_address(target)
+        return (ray.host or None) if ray is not None else None
     remote = pooled_target(target)
     return remote.host if remote is not None else None
 
 
 def pooled_target(target: str) -> RemoteTarget | None:
     """The SSH host whose connection a fleet's pool shares for ``target`` (a box, a Slurm login
-    node); None for a local run or a Ray job (read through its Jobs API)."""
+    node, the head of ``ray://``); None for a local run or a Ray job read over HTTP."""
     if is_ray_target(target):
-        return None
+        ray = ray_address(target)
+        return ray.head if ray is not None else None
     slurm = parse_slurm_target(target)
     return slurm.login if slurm is not None else parse_target(target)
 
 
-def _open_ray(target: str, log: str | None, accept_new_host_key: bool) -> OpenedTarget:
-    """A Ray job: its driver log, read through the cluster's Jobs API."""
+def ray_address(target: str) -> RayAddress | None:
+    """The Ray dashboard and job ``target`` names; None for another form, or an address that
+    cannot be read (which says so when the run is opened)."""
+    if not is_ray_target(target):
+        return None
+    from tui.sources.ray.address import parse_ray_target
+
+    try:
+        return parse_ray_target(target)
+    except SourceError:
+        return None
+
+
+def _open_ray(target: str, log: str | None, accept_new_host_key: bool,
+              pool: ConnectionPool | None) -> OpenedTarget:
+    """A Ray job: its driver log, read through the cluster's Jobs API (``ray://``: over the
+    pool's connection to the head, where a fleet shares one)."""
     if log is not None:
         raise SourceError(f"{target}: --log does not apply to a Ray job (its log is the driver's)")
     from tui.sources.ray.address import parse_ray_target
     from tui.sources.ray.ray_job import RayJobLog
 
-    return OpenedTarget(RayJobLog(parse_ray_target(target), accept_new_host_key), None)
+    return OpenedTarget(RayJobLog(parse_ray_target(target), accept_new_host_key, pool=pool), None)
 
 
 def _open_local(path: Path, target: str, log: str | None) -> OpenedTarget:

@@ -147,7 +147,9 @@ class RunSession:
             try:
                 hosts.append(await source.node_host(node))
             except SourceError as error:
-                notes.append(f"{node}: {error}")
+                # A connection error names its host already ("10.0.0.2: cannot connect …").
+                said = str(error)
+                notes.append(said if said.startswith(f"{node}:") else f"{node}: {said}")
         return hosts
 
     async def printed_samples(self) -> list[Sample]:

@@ -21,8 +21,12 @@ def run_name(label: str) -> str:
     """A log's short name: its directory and file stem (``/runs/cola/train.log`` → ``cola/train``).
 
     The directory is usually what names a run; the stem tells two logs of one
-    run apart. A remote ``host:`` prefix is dropped: a window list has no room.
+    run apart. A remote ``host:`` prefix is dropped: a window list has no room. A job on a
+    cluster's dashboard (a Ray job: ``JOB on http://head:8265``) is its job id.
     """
+    job, on, where = label.partition(" on ")
+    if on and "://" in where:
+        return job
     path = PurePosixPath(label.replace("\\", "/").split(":", 1)[-1] if ":/" in label else label)
     parts = [part for part in path.parts if part != "/"]
     if not parts:

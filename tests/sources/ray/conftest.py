@@ -45,6 +45,7 @@ class RayHead:
     env: dict[str, str]
     process: subprocess.Popen | None = None
     submitted: list[str] = field(default_factory=list)
+    gcs_port: int = field(default_factory=free_port)  # where other nodes join the cluster
 
     @property
     def url(self) -> str:
@@ -102,7 +103,7 @@ class RayHead:
         """``ray start --head --block`` in a process group of its own, on free ports."""
         return subprocess.Popen(
             [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
-             f"--port={free_port()}", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.port}",
+             f"--port={self.gcs_port}", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.port}",
              f"--ray-client-server-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
              "--num-cpus=2", "--object-store-memory=100000000", f"--temp-dir={self.directory / 't'}",
              "--include-dashboard=true", "--disable-usage-stats"],
@@ -111,28 +112,100 @@ class RayHead:
 
     def stop(self) -> None:
         """End the head's process group, then whatever else names the cluster's directory."""
-        if self.process is not None:
-            for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 5)):
-                try:
-                    os.killpg(self.process.pid, sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    self.process.wait(wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-            self.process = None
+        end_group(self.process)
+        self.process = None
+        end_mentioning(str(self.directory))
+
+    def alive_nodes(self) -> list[str]:
+        """The IPs of the nodes the state API reports alive."""
+        answer = self.api("/api/v0/nodes?limit=1000")
+        assert isinstance(answer, dict)
+        return [node["node_ip"] for node in answer["data"]["result"]["result"] if node["state"] == "ALIVE"]
+
+
+@dataclass
+class RayWorker:
+    """A second node of the head's cluster, on this machine at a loopback address of its own
+    (all of 127/8 is this machine on Linux): ``ray start --address`` as on a real worker."""
+
+    head: RayHead
+    ip: str
+    process: subprocess.Popen | None = None
+
+    def start(self) -> RayWorker:
+        """Join the cluster and wait until the state API reports the node alive."""
+        log = self.head.directory / f"worker-{self.ip}.log"
+        with open(log, "wb") as worker_log:
+            self.process = subprocess.Popen(
+                [str(RAY), "start", "--block", f"--address=127.0.0.1:{self.head.gcs_port}",
+                 f"--node-ip-address={self.ip}", f"--dashboard-agent-listen-port={free_port()}",
+                 "--num-cpus=1", "--object-store-memory=100000000", "--disable-usage-stats"],
+                env=self.head.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=worker_log,
+                start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while self.ip not in self.head.alive_nodes():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"ray start --address did not join: {log.read_text(errors='replace')[-2000:]}")
+            time.sleep(0.5)
+        return self
+
+    def stop(self) -> None:
+        """End the node's process group, then its processes that the group missed (they name
+        the cluster's directory and the node's address), as ``ray stop`` would on its machine:
+        ``ray stop`` itself here would end every Ray cluster of this machine's user."""
+        end_group(self.process)
+        self.process = None
         for _ in range(20):
-            left = pids_mentioning(str(self.directory))
+            left = [pid for pid in pids_mentioning(str(self.head.directory)) if names(pid, self.ip)]
             if not left:
                 break
-            for pid in left:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.25)
+            kill(left)
+        deadline = time.monotonic() + 30  # the tests after these read a cluster of the head alone
+        while self.ip in self.head.alive_nodes() and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+
+def end_group(process: subprocess.Popen | None) -> None:
+    """TERM, then KILL, the process group ``process`` leads (started with a session of its own)."""
+    if process is None:
+        return
+    for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def end_mentioning(text: str) -> None:
+    """KILL every process whose arguments name ``text`` (a directory of the test's own)."""
+    for _ in range(20):
+        left = pids_mentioning(text)
+        if not left:
+            break
+        kill(left)
+
+
+def names(pid: int, text: str) -> bool:
+    """Whether process ``pid``'s arguments name ``text`` (False once it is gone)."""
+    try:
+        return text.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    time.sleep(0.25)
 
 
 @pytest.fixture(scope="session")

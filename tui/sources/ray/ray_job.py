@@ -6,10 +6,14 @@ running one). Reading once (``check``) takes the log so far in one request; foll
 (the dashboard) reads Ray's log stream, whose messages come back to back while it
 sends what was written before and then at most once a second, so a pause longer than
 ``quiet_s`` means everything written so far has arrived (``CaughtUp``). What arrives
-is spooled to a local file for range reads. The job's state is polled every
-``poll_s`` and sent as ``JobState`` when it changes; the nodes with it come from the
-state API. A stream that breaks is opened again and the bytes already delivered are
-skipped (Ray always sends from the start), so nothing is lost or read twice.
+is spooled to a local file for range reads (read once, a range past what arrived fetches
+the log as it is now: ``rlwatch status`` compares the bytes it stopped at before reading
+on, as for every log). The job's state is polled every ``poll_s`` and sent as
+``JobState`` when it changes; the nodes with it come from the state API. A stream that
+breaks is opened again and the bytes already delivered are skipped (Ray always sends
+from the start), so nothing is lost or read twice; for ``ray://``, an SSH connection to
+the head that dropped is made again first (the pool's new one in a fleet) and the port
+forwarded again.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from tui.sources.ray.spool import Spool
 
 if TYPE_CHECKING:
     from tui.sources.ssh.on_demand import OnDemandRunner
+    from tui.sources.ssh.pool import ConnectionPool, Seat
     from tui.sources.ssh.port_forward import Forward
 
 _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)
@@ -44,8 +49,13 @@ class RayJobLog:
     own_host_runs_job = True
 
     def __init__(self, address: RayAddress, accept_new_host_key: bool = False, poll_s: float = 2.0,
-                 quiet_s: float = 1.5, nodes_every_s: float = 30.0) -> None:
+                 quiet_s: float = 1.5, nodes_every_s: float = 30.0,
+                 pool: ConnectionPool | None = None) -> None:
+        """``pool``: a fleet's shared SSH connections; ``ray://`` then forwards the dashboard's
+        port over the pool's connection to the head instead of a login of its own."""
         self.address = address
+        self._pool = pool
+        self._seat: Seat | None = None  # this run's place in the pool, taken at the first connect
         self.accept_new_host_key = accept_new_host_key
         self.poll_s = poll_s
         self.quiet_s = quiet_s
@@ -58,6 +68,8 @@ class RayJobLog:
         self._job: RayJob | None = None
         self._nodes: tuple[str, ...] = ()
         self._spool = Spool()
+        self._following = False  # then the log stream alone fills the spool, and says so
+        self._forwarding = asyncio.Lock()
 
     @property
     def label(self) -> str:
@@ -83,9 +95,7 @@ class RayJobLog:
         """Reach the dashboard, check it is Ray's and find the job; the line names the job."""
         url = self.address.url
         if self.address.head is not None:
-            from tui.sources.ssh.port_forward import forward
-
-            self._forward = await forward(self.address.head, self.address.port, self.accept_new_host_key)
+            self._forward = await self._forwarded()
             url = f"http://127.0.0.1:{self._forward.port}"
         self._api = JobsApi(url or "", self.address.where)
         version = await self._api.version()
@@ -93,6 +103,33 @@ class RayJobLog:
         await self._refresh_nodes()
         how = "the newest running job, " if picked else ""
         return safe_text(f"Ray {version}: {how}{self._job.name} ({self._job.status}): {self._job.entrypoint}")
+
+    async def _forwarded(self, dropped: Forward | None = None) -> Forward:
+        """``ray://``: a local port forwarded to the dashboard's over an SSH connection to the
+        head: the pool's (one login for the head's runs in a fleet), else one of its own;
+        ``dropped``: the forward whose connection was lost, which the pool replaces."""
+        from tui.sources.ssh.port_forward import forward
+
+        assert self.address.head is not None
+        shared = None
+        if self._pool is not None:
+            self._seat = self._seat or self._pool.seat(self.address.head)
+            shared = await self._pool.replace(self._seat, dropped.connection if dropped else None)
+        return await forward(self.address.head, self.address.port, self.accept_new_host_key, shared)
+
+    async def _forward_again(self) -> None:
+        """``ray://`` whose SSH connection dropped (the head rebooted, the laptop slept): a new
+        one and the port forwarded again, once for the log stream and the poller together
+        (SourceError while the head cannot be reached); nothing to do while it is up."""
+        lost = self._forward
+        if lost is None or not lost.connection.is_closed():
+            return
+        async with self._forwarding:
+            if self._forward is not lost:  # the other task made the new one
+                return
+            await lost.close()
+            self._forward = await self._forwarded(lost)
+            self.api.base_url = f"http://127.0.0.1:{self._forward.port}"
 
     async def _find_job(self) -> tuple[RayJob, bool]:
         where = self.address.where
@@ -132,9 +169,7 @@ class RayJobLog:
         submission_id = self.job.submission_id or self.job.name
         if not follow:
             record = await self._record()
-            data = (await self.api.logs(submission_id)).encode("utf-8", "replace")
-            if len(data) > self._spool.size:  # the spool holds a prefix of the log
-                self._spool.append(data[self._spool.size:])
+            await self._fill()
             yield JobState(record)
             if self._spool.size > start:
                 yield Data(start, await self._spool.read(start, self._spool.size))
@@ -142,7 +177,14 @@ class RayJobLog:
         async for event in self._follow(start, submission_id):
             yield event
 
+    async def _fill(self) -> None:
+        """Bring the spool up to the log as it is now (Ray serves it whole, never a range)."""
+        data = (await self.api.logs(self.job.submission_id or self.job.name)).encode("utf-8", "replace")
+        if len(data) > self._spool.size:  # the spool holds a prefix of the log
+            self._spool.append(data[self._spool.size:])
+
     async def _follow(self, start: int, submission_id: str) -> AsyncIterator[SourceEvent]:
+        self._following = True
         if self._spool.size > start:
             yield Data(start, await self._spool.read(start, self._spool.size))
         queue: asyncio.Queue[SourceEvent] = asyncio.Queue()
@@ -173,6 +215,7 @@ class RayJobLog:
         while True:
             seen = 0  # bytes of this stream, which always starts at the log's start
             try:
+                await self._forward_again()
                 async for text in self.api.tail(submission_id):
                     data = text.encode("utf-8", "replace")
                     fresh = data[max(0, self._spool.size - seen):] if seen + len(data) > self._spool.size else b""
@@ -199,6 +242,7 @@ class RayJobLog:
         problem: str | None = None
         while True:
             try:
+                await self._forward_again()
                 if time.monotonic() - nodes_at >= self.nodes_every_s:
                     nodes_at = time.monotonic()
                     await self._refresh_nodes()
@@ -219,14 +263,20 @@ class RayJobLog:
             await asyncio.sleep(self.poll_s)
 
     async def read_range(self, start: int, end: int) -> bytes:
-        """The bytes in ``[start, end)`` of the log as it has arrived."""
+        """The bytes in ``[start, end)`` of the log as it has arrived (not following, as it
+        is now: the bytes the log stream has not brought yet are the stream's to deliver)."""
+        if end > self._spool.size and not self._following:
+            await self._fill()
         return await self._spool.read(start, end)
 
     def accelerator_host(self) -> AcceleratorHost:
         """The head: over the SSH connection of ``ray://``; this machine for a dashboard on
         loopback; else the dashboard's host, over SSH made when first read."""
-        if self._forward is not None:
-            return self._forward.head()
+        if self.address.head is not None:  # the forward's connection, whichever is live now
+            from tui.sources.ssh.ssh_runner import SshRunner
+
+            return AcceleratorHost(SshRunner(lambda: self._live_forward().connection), self.address.head.host,
+                                   False)
         if self.address.host in _LOOPBACK:
             return this_host()
         if self._head is None:  # one connection however often it is asked for
@@ -235,11 +285,22 @@ class RayJobLog:
             self._head, self._head_runner = on_demand_host(self.address.host, self.accept_new_host_key)
         return self._head
 
+    def _live_forward(self) -> Forward:
+        if self._forward is None:
+            raise SourceError(f"{self.address.where}: not connected")
+        return self._forward
+
     async def node_host(self, node: str) -> AcceleratorHost:
-        """A worker node (by its IP): through the head for ``ray://``, else directly."""
+        """A worker node (by its IP): through the head for ``ray://``; else directly, as
+        ``ray+http://`` reaches nothing but the dashboard through the head (SourceError, which
+        becomes the node's accelerator line, says so where the node cannot be reached)."""
         if self._forward is not None:
             return await self._forward.beyond(node)
-        return await other_host(node, self.accept_new_host_key)
+        try:
+            return await other_host(node, self.accept_new_host_key)
+        except SourceError as error:
+            raise SourceError(f"{error} (ray+http:// reaches a worker node directly over SSH; "
+                              f"ray://{self.address.host}/JOB goes through the head)") from None
 
     async def close(self) -> None:
         """Close the HTTP session, the SSH connection and the spool (each once)."""

@@ -3,10 +3,11 @@
 A Ray head usually serves its dashboard (the Jobs API) on ``127.0.0.1:8265`` of
 the head alone; ``ray://head/JOB`` reaches it the way users do by hand
 (``ssh -L 8265:127.0.0.1:8265 head``): one SSH connection, made like every
-other (config, agent, known_hosts), with a local listener on a free port of
-127.0.0.1 whose connections asyncssh carries to the port on the head. The same
-connection runs the head's accelerator tools and is the jump host to the
-cluster's other nodes. Nothing is started on the head.
+other (config, agent, known_hosts), or the one a fleet's pool holds to the head
+(shared by its runs), with a local listener on a free port of 127.0.0.1 whose
+connections asyncssh carries to the port on the head. The same connection runs
+the head's accelerator tools and is the jump host to the cluster's other nodes.
+Nothing is started on the head.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import asyncssh
 
 from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.base import SourceError
-from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
 
@@ -24,21 +24,19 @@ class Forward:
     127.0.0.1:``remote_port`` there."""
 
     def __init__(self, target: RemoteTarget, connection: asyncssh.SSHClientConnection,
-                 listener: asyncssh.SSHListener, remote_port: int, accept_new_host_key: bool) -> None:
+                 listener: asyncssh.SSHListener, remote_port: int, accept_new_host_key: bool,
+                 owns_connection: bool = True) -> None:
         self.target = target
         self.connection = connection
         self._listener = listener
         self.remote_port = remote_port
         self._accept_new_host_key = accept_new_host_key
+        self._owns_connection = owns_connection  # else the pool's, which closes it
 
     @property
     def port(self) -> int:
         """The local port that leads to the remote one."""
         return self._listener.get_port()
-
-    def head(self) -> AcceleratorHost:
-        """The remote host itself, its tools run over this connection (no second login)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection), self.target.host, False)
 
     async def beyond(self, host: str) -> AcceleratorHost:
         """Another host, reached with this one as the jump host (``ssh -J``), as a cluster's
@@ -47,21 +45,27 @@ class Forward:
 
     async def close(self) -> None:
         self._listener.close()
-        self.connection.close()
-        await self.connection.wait_closed()
+        if self._owns_connection:
+            self.connection.close()
+            await self.connection.wait_closed()
 
 
-async def forward(target: RemoteTarget, remote_port: int, accept_new_host_key: bool = False) -> Forward:
-    """Connect to ``target``'s host and forward a free local port to ``remote_port`` on its
+async def forward(target: RemoteTarget, remote_port: int, accept_new_host_key: bool = False,
+                  connection: asyncssh.SSHClientConnection | None = None) -> Forward:
+    """Connect to ``target``'s host (or use ``connection``, an open one to it that closing
+    the forward leaves open) and forward a free local port to ``remote_port`` on its
     loopback (SourceError with what to do when either fails)."""
     from tui.sources.ssh.connection import connect
 
-    connection = await connect(target, accept_new_host_key)
+    owned = connection is None
+    if connection is None:
+        connection = await connect(target, accept_new_host_key)
     try:
         listener = await connection.forward_local_port("127.0.0.1", 0, "127.0.0.1", remote_port)
     except (OSError, asyncssh.Error) as error:
-        connection.close()
+        if owned:
+            connection.close()
         reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or str(error)
         raise SourceError(f"{target.host}: cannot forward a local port to its port {remote_port}: "
                           f"{reason}") from None
-    return Forward(target, connection, listener, remote_port, accept_new_host_key)
+    return Forward(target, connection, listener, remote_port, accept_new_host_key, owned)
