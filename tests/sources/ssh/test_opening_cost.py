@@ -156,3 +156,21 @@ async def test_a_line_still_being_written_is_followed_once_and_whole_in_the_same
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await source.close()
+
+
+async def test_the_gpus_and_their_processes_are_asked_at_once(client_home, counted, tmp_path):
+    """Each nvidia-smi costs a login shell and NVML's start (a second or more on a big box):
+    a check's two queries run side by side, not one after the other."""
+    alias, box = counted(nvidia_smi=True)
+    bin_dir = box.directory.parent / "bin"
+    (bin_dir / "nvidia-smi").rename(bin_dir / "recorded-nvidia-smi")
+    times = tmp_path / "nvidia-smi-times"
+    wrapper = bin_dir / "nvidia-smi"
+    wrapper.write_text(f'#!/bin/sh\necho "start $(date +%s.%N)" >> {times}\nsleep 0.5\n'
+                       f'echo "end $(date +%s.%N)" >> {times}\nexec {bin_dir / "recorded-nvidia-smi"} "$@"\n')
+    wrapper.chmod(0o755)
+    done = await asyncio.to_thread(rlwatch_as, client_home, "check", f"{alias}:{run_of(tmp_path)}",
+                                   "--json")
+    assert json.loads(done.stdout)["accelerators"], done.stderr
+    marks = [line.split() for line in times.read_text().splitlines()]
+    assert [kind for kind, _ in marks] == ["start", "start", "end", "end"]
