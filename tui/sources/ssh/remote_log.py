@@ -410,7 +410,7 @@ class RemoteLog:
             process = handoff.process
         # The backfill's channel: its stderr carries the opening's answers first.
         errors: asyncio.Future = asyncio.create_task(
-            _after(self._answers.read(), process.stderr.readline()) if handoff is not None
+            _after(self._answers.read(), process.stderr.readline) if handoff is not None
             else process.stderr.readline())
         data_task: asyncio.Future | None = None
         caught_up = False
@@ -493,10 +493,11 @@ class RemoteLog:
                                self.target.host, False)
 
 
-async def _after(first: Awaitable[None], then: Awaitable[bytes]) -> bytes:
-    """``then``'s result, awaited once ``first`` is done."""
+async def _after(first: Awaitable[None], then: Callable[[], Awaitable[bytes]]) -> bytes:
+    """``then()``'s result, called once ``first`` is done (not before: cancelled meanwhile,
+    it is never started)."""
     await first
-    return await then
+    return await then()
 
 
 async def _rest_section(process: Process, start: bytes) -> tuple[bytes, int, bytes]:
