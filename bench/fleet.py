@@ -103,11 +103,16 @@ def box_cpu_s(boxes: list[Sshd]) -> float:
     return total / tick
 
 
+def sessions(boxes: list[Sshd]) -> int:
+    """The sessions (channels) the boxes have started: each an sshd session and a login shell."""
+    return sum(len(box.sessions_started()) for box in boxes)
+
+
 def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
             boxes: list[Sshd]) -> dict:
-    """One measurement in a fresh interpreter, with the boxes' CPU over it."""
+    """One measurement in a fresh interpreter, with the boxes' CPU and sessions over it."""
     repo = str(Path(__file__).resolve().parents[1])
-    before = box_cpu_s(boxes)
+    before, started = box_cpu_s(boxes), sessions(boxes)
     done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=repo), mode, json.dumps(targets),
                            str(idle_s), str(STEPS)],
                           capture_output=True, text=True, env=home.env(), timeout=600)
@@ -116,7 +121,8 @@ def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
     deadline = time.monotonic() + 10
     while any(box.session_pids() for box in boxes) and time.monotonic() < deadline:
         time.sleep(0.05)  # the sessions end and are reaped: their CPU is counted then
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "box_cpu_s": box_cpu_s(boxes) - before}
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "box_cpu_s": box_cpu_s(boxes) - before,
+            "sessions": sessions(boxes) - started}
 
 
 def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
@@ -127,7 +133,7 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
         boxes, aliases = [], []
         for index in range(1, HOSTS + 1):
             box = Sshd(root / f"sshd{index}", [home.public_key],
-                       env={"PATH": f"{root / 'bin'}:/usr/bin:/bin"}).start()
+                       env={"PATH": f"{root / 'bin'}:/usr/bin:/bin"}, log_sessions=True).start()
             boxes.append(box)
             aliases.append(f"box{index}")
             home.add_host(aliases[-1], box.port)
@@ -159,6 +165,8 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
     fleet_cpu = statistics.median(f["open_cpu_s"] for _, f in results)
     one_box = statistics.median(o["box_cpu_s"] for o, _ in results)
     fleet_box = statistics.median(f["box_cpu_s"] for _, f in results)
+    one_sessions = statistics.median(o["sessions"] for o, _ in results)
+    fleet_sessions = statistics.median(f["sessions"] for _, f in results)
     each = f"{pairs} alternating pairs, median"
     return [
         Row(f"fleet of {runs} runs on {HOSTS} loopback hosts: start → every step of every run "
@@ -171,6 +179,9 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
         Row("… the boxes' CPU over the whole measurement (sshd, shells, grep, the replayed "
             "nvidia-smi; on this machine's cores too)", f"{fleet_box:.1f} s", f"one run {one_box:.1f} s",
             "(informative)", True),
+        Row("… sessions the boxes started over it (each an sshd session and a login shell there: "
+            "a glob's listing, a run's opening, the accelerator tools)", f"{fleet_sessions:.0f}",
+            f"one run {one_sessions:.0f}", "(informative)", True),
         Row(f"… memory per run above the bare interpreter with rlwatch imported ({HOSTS} SSH logins)",
             f"{fleet_rss / runs:.1f} MB = {memory_ratio:.2f}× one run ({fleet_rss:.0f} MB in all)",
             f"one run {one_rss:.1f} MB", "≤ 2× one run's", memory_ratio <= 2.0),

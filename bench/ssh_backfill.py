@@ -54,6 +54,15 @@ def check_process(alias: str, log: Path) -> float:
     return elapsed
 
 
+def sessions_of_a_check(server: Sshd, log: Path) -> int:
+    """The sessions (channels) the box starts for one ``check``: each is an sshd session and a
+    login shell there, whose start-up files (conda, pyenv) a real box may take a second over."""
+    before = len(server.sessions_started())
+    check_process("box", log)
+    time.sleep(0.5)  # sshd writes its log as it goes
+    return len(server.sessions_started()) - before
+
+
 def paired(first, second, tries: int) -> tuple[float, float, list[float]]:
     """Median seconds of ``first`` and ``second`` run in turn ``tries`` times, and each pair's ratio."""
     pairs = [(first(), second()) for _ in range(tries)]
@@ -134,7 +143,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
             shutil.copyfile(built, log)
         size = log.stat().st_size
         home = ClientHome(root / "home")
-        server = Sshd(root / "sshd", [home.public_key]).start()
+        server = Sshd(root / "sshd", [home.public_key], log_sessions=True).start()
         proxy = ThrottleProxy(server.port)
         proxy_port = await proxy.start()
         home.add_host("box", server.port)
@@ -156,6 +165,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
             base, ours, slow_base, slow = min(base), min(ours), min(slow_base), min(slow)
             check, check_base, ratios = await asyncio.to_thread(
                 paired, lambda: check_process("box", log), lambda: ssh_grep(home, "box", log), TRIES)
+            sessions = await asyncio.to_thread(sessions_of_a_check, server, log)
             proxy.bytes_to_client = 0
             _, received = await load("slowbox", log, proxy)
             p95, idle = await follow_figures("box", log)
@@ -167,6 +177,8 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
         Row(f"remote: `rlwatch check host:LOG --json`, whole process, {size_mb} MiB {workload} log",
             f"{check:.2f} s = {ratio:.2f}× ({min(ratios):.2f}–{max(ratios):.2f})",
             f"`ssh host grep -c step: LOG` {check_base:.2f} s", "≤ 1.5×", ratio <= 1.5),
+        Row("remote: sessions that `check` starts on the box (each a login shell there)", f"{sessions}",
+            "`ssh host grep` 1", "(informative)", True),
         Row(f"remote: start → all steps loaded, {size_mb} MiB {workload} log, loopback sshd",
             f"{ours:.2f} s = {ours / base:.2f}× baseline", f"`ssh host grep -c step: log` {base:.2f} s",
             "≤ 1.5×", ours <= 1.5 * base),

@@ -70,6 +70,8 @@ class Sshd:
     env: dict[str, str] = field(default_factory=dict)
     # Channels per connection (OpenSSH's default is 10; the tests allow more unless they say).
     max_sessions: int = 32
+    # Whether sshd logs each session it starts (to ``log``), for tests that count them.
+    log_sessions: bool = False
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -94,7 +96,7 @@ class Sshd:
             "Compression yes\n"
             "MaxStartups 64\n"
             f"MaxSessions {self.max_sessions}\n"
-            "LogLevel ERROR\n"
+            f"LogLevel {'VERBOSE' if self.log_sessions else 'ERROR'}\n"
             # One line: sshd takes only the first SetEnv directive.
             + (f"SetEnv {' '.join(f'{name}={value}' for name, value in self.env.items())}\n"
                if self.env else "")
@@ -116,11 +118,26 @@ class Sshd:
             # sshd refuses to start as root without its privilege-separation
             # directory; the openssh-server package creates it at boot.
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-        self.process = subprocess.Popen([find_sshd() or "sshd", "-D", "-e", "-f", str(self.config)],
+        # -E: sshd's log to a file (its stderr pipe is never read; a chatty log would fill it).
+        logging = ["-E", str(self.log)] if self.log_sessions else ["-e"]
+        self.process = subprocess.Popen([find_sshd() or "sshd", "-D", *logging, "-f", str(self.config)],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE)
         _wait_for_port(self.port, self.process)
         return self
+
+    @property
+    def log(self) -> Path:
+        """sshd's own log, written when ``log_sessions``."""
+        return self.directory / "sshd.log"
+
+    def sessions_started(self) -> list[str]:
+        """The commands of the sessions (channels) this server started, one a line of its log
+        (with ``log_sessions``): each one cost the box an sshd session and a login shell."""
+        if not self.log.exists():
+            return []
+        return [line for line in self.log.read_text(errors="replace").splitlines()
+                if "Starting session:" in line]
 
     def stop(self) -> None:
         """Stop the listener and every session it forked, as a reboot of the box would."""

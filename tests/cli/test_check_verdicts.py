@@ -66,7 +66,6 @@ LIMITS = {
 STEPS_UNREAD = {
     "bojieli_verl_sft_hydra_error_executing_job_two_unprefixed_copies.log": "total from a window's context",
     "easydel78_tqdm_glued_jax_simplifiedtraceback_xla_hbm_oom.log": "EasyDeL's bare 0/12000 bar",
-    "easyr1469_tqdm_glued_traceback_header_ray_oom.log": "a bar counting in floats (4.00/60.0)",
     "llamafactory8261_line_numbered_dict_steps_tqdm_glued_rank_watchdog.log":
         "LLaMA-Factory's bare bar behind a line-number paste",
     "opennmt1824_step_line_then_shell_killed.log": "OpenNMT's own 'Step N/M;' lines",

@@ -123,6 +123,20 @@ def test_hydra_error_is_named_by_the_traceback_after_it():
     assert block.exception == "RuntimeError: No backend type associated with device type cpu"
 
 
+def test_a_hydra_error_cut_before_its_traceback_is_named_by_its_header_not_its_wrapped_rows():
+    # A terminal wrapped the overrides list over rows (inside words), and the paste ends
+    # before the traceback: the rows are the header's own text, not what failed.
+    text = ("Error executing job with overrides: ['algorithm.adv_estimator=grpo', 'data.v[94/1891]\n"
+            "al_files=/data/validation.parquet', 'data.train_batch_size=8', 'actor_rollout_ref.model.use_remove_p\n"
+            "adding=True', 'actor_rollout_ref.rollout.log_prob_micro_batch_siz")
+    block = block_of(text, kind="hydra-error")
+    assert block.exception.startswith("Error executing job with overrides: ['algorithm.adv_estimator=grpo'")
+    # Once a traceback follows, its cut-off last line is still the nearest thing to what failed.
+    block = block_of(text + "\nTraceback (most recent call last):\n  File \"m.py\", line 3, in main\n"
+                     "    run()\nfoo bar", kind="hydra-error")
+    assert block.exception == "foo bar"
+
+
 def test_an_excerpt_that_starts_mid_traceback_is_named_by_its_oom_line():
     data = verl_log("018").read_bytes()
     block = read_block(data, 0, 0, "traceback", False)
@@ -160,3 +174,53 @@ def test_screen_rows_a_terminal_paste_joined_with_padding_are_read_as_lines():
     block = block_of(PASTED_FROM_A_PANE)
     assert block.exception.startswith("ray.exceptions.ActorDiedError: The actor died because")
     assert block.kind == "actor-died"
+
+
+# What CPython 3.11.7 printed for an asyncio.TaskGroup one of whose tasks raised
+# (python3 -c 'asyncio.run(main())' with a reward call raising RuntimeError).
+EXCEPTION_GROUP = """\
+  + Exception Group Traceback (most recent call last):
+  |   File "/tmp/bw/eg.py", line 10, in <module>
+  |     asyncio.run(main())
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/runners.py", line 190, in run
+  |     return runner.run(main)
+  |            ^^^^^^^^^^^^^^^^
+  |   File "/tmp/bw/eg.py", line 7, in main
+  |     async with asyncio.TaskGroup() as tg:
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/taskgroups.py", line 145, in __aexit__
+  |     raise me from None
+  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File "/tmp/bw/eg.py", line 4, in score
+    |     raise RuntimeError("reward server returned 500")
+    | RuntimeError: reward server returned 500
+    +------------------------------------
+"""
+
+
+def test_an_exception_group_is_named_by_the_sub_exception_printed_last():
+    block = block_of(EXCEPTION_GROUP + "wandb: Find logs at: ./wandb/run-1/logs\n")
+    assert block.exception == "RuntimeError: reward server returned 500"
+    # Cut before its sub-exceptions, it is named by the group's own line.
+    cut = EXCEPTION_GROUP[:EXCEPTION_GROUP.index("  +-+")]
+    assert block_of(cut).exception == "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)"
+
+
+# vLLM's formatter repeats its header on every line of a logged traceback (the rollout
+# engine inside verl, TRL and OpenRLHF runs); from https://github.com/LMCache/LMCache/issues/2306.
+VLLM_LOGGED = """\
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/async_llm.py", line 477, in output_handler
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]     outputs = await engine_core.get_output_async()
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core_client.py", line 883, in get_output_async
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278]     raise self._format_exception(outputs) from None
+(APIServer pid=697224) ERROR 01-08 17:16:15 [serving_chat.py:1278] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.
+(EngineCore_DP0 pid=697344) Traceback (most recent call last):
+"""
+
+
+def test_a_traceback_vllm_logged_line_by_line_is_read_through_its_headers():
+    block = block_of(VLLM_LOGGED)
+    assert block.exception.startswith("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.")
+    assert block.process == "(APIServer pid=697224)"

@@ -19,9 +19,29 @@ from tui.parsers.incidents import match_incident
         ("node_manager.cc:3193: 1 Workers (tasks / actors) killed due to memory pressure (OOM), "
          "0 Workers crashed due to other reasons", "oom"),
         ("Out of memory: Killed process 12345 (python3) total-vm:123kB", "oom"),
+        # Slurm's cgroup OOM killer, new and old spellings, and srun's report of it, and the
+        # time limit (nextflow-io/nextflow#5932, ArjunaCluster/ArjunaUsers#52, ZettaAI/zetta_utils#671).
+        ("slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step "
+         "tasks have been OOM Killed.", "oom"),
+        ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your "
+         "processes may have been killed by the cgroup out-of-memory handler.", "oom"),
+        ("srun: error: sdumont6156: task 0: Out Of Memory", "oom"),
+        ("slurmstepd: error: *** JOB 494583 ON ... CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
+         "killed"),
+        ("slurmstepd: error: *** STEP 494583.0 ON ... CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
+         "killed"),
         ("[rank7]:[E419 10:42:28.858931807 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog caught "
          "collective operation timeout: WorkNCCL(SeqNum=4486, OpType=ALLTOALL)", "collective-timeout"),
+        ("[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) "
+         "Rank 6] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+         "monitoring enqueued collectives.", "collective-timeout"),
+        ("[rank0]:[F1003 07:43:07.917419540 ProcessGroupNCCL.cpp:1224] [PG 0 Rank 0] Terminating the "
+         "process after attempting to dump debug info, due to collective timeout.", "collective-timeout"),
+        ("[rank2]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 2] Heartbeat monitor timed out! Process will "
+         "be terminated after dumping debug info. workMetaList_.size()=1", "collective-timeout"),
         ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+         "actor-died"),
+        ("error: The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR",
          "actor-died"),
         ("A worker died or was killed while executing a task by an unexpected system error.",
          "actor-died"),
@@ -56,6 +76,11 @@ def test_each_kind_of_failure(line, kind):
         "He said: Killed it! Great job.",
         "we use gradient checkpointing so we never run out of memory here",
         'Answer: the string ", line " appears in the prompt',
+        # An actor let go on purpose: Ray says why it is gone, and nothing failed.
+        "The actor is dead because all references to the actor were removed.",
+        # srun kills the other tasks once one failed: that one says why, not this.
+        "srun: error: node107: tasks 1-7: Killed",
+        "Order status: CANCELLED AT the customer's request",
     ],
 )
 def test_the_same_words_in_prose_are_not_failures(line):

@@ -1,6 +1,8 @@
 """Cleaning lines: colour codes, Ray prefixes, carriage-return redraws."""
 
-from tui.parsers.text import clean_segments, decode, strip_ansi, strip_ray_prefix
+import pytest
+
+from tui.parsers.text import clean_segments, decode, strip_ansi, strip_log_header, strip_ray_prefix, strip_stamp
 
 
 def test_ray_colour_prefix_is_removed():
@@ -29,3 +31,49 @@ def test_invalid_utf8_decodes_with_replacement():
 
 def test_strip_ansi_leaves_plain_text_alone():
     assert strip_ansi("plain [bold] text") == "plain [bold] text"
+
+
+@pytest.mark.parametrize("stamp", [
+    "2025-08-08T12:00:03.123456789Z ",  # kubectl logs --timestamps, docker logs -t
+    "2025-06-10T08:21:33.1234567Z ",  # GitHub Actions' raw job log
+    "train (8xH100)\tRun e2e GRPO\t2025-06-10T08:21:33.1234567Z ",  # gh run view --log
+    "2025-08-08T20:00:03+08:00 ",
+    "ERROR 2025-03-30T23:51:21.303592681Z ",  # Google Cloud Logging, severity first
+])
+def test_a_log_collectors_timestamp_goes_with_the_process_prefix(stamp):
+    line = f"{stamp}\x1b[36m(TaskRunner pid=7)\x1b[0m step:3 - critic/score/mean:0.5"
+    assert clean_segments(line) == ["step:3 - critic/score/mean:0.5"]
+    assert strip_stamp(f"{stamp}Traceback (most recent call last):") == "Traceback (most recent call last):"
+
+
+@pytest.mark.parametrize("label", ["0: ", " 3: ", "15: ", "> ", "> > "])
+def test_srun_labels_and_markdown_quotes_go_with_the_process_prefix(label):
+    line = f"{label}[rank3]:   File \"/verl/trainer/main_ppo.py\", line 64, in main"
+    assert clean_segments(line) == ['  File "/verl/trainer/main_ppo.py", line 64, in main']
+
+
+@pytest.mark.parametrize("line", [
+    "2026-03-26 14:44:59.431 | INFO     | skyrl.train.trainer:train:261 - Started: 'step'",
+    "2025-10-06 08:41:18,620 WARNING exceptions.py:242 -- boom",
+    "[2025-12-17 14:10:28] model.py:649 - step 11: {'train/loss': 0.1}",
+    "2025-08-08T12:00:03 no zone, so not a collector's stamp",
+])
+def test_a_programs_own_log_time_stays(line):
+    assert strip_stamp(line) == line
+
+
+def test_an_actor_named_by_its_repr_is_a_ray_prefix_too():
+    # NeMo-RL's workers define __repr__, and Ray names their lines by it (kin sample
+    # nemorl_gke_gemma27b_rl_loop_steps4_10_max_steps.log, line 975).
+    line = ("(DTensorPolicyWorker[rank=0] pid=9008, ip=10.4.2.13) Saving tokenizer (or processor) "
+            "to /data/nemo_rl_gemma3_25b_2_27/tmp_step_10/policy/tokenizer")
+    assert strip_ray_prefix(line).startswith("Saving tokenizer")
+    assert strip_ray_prefix("(Worker(index=2) pid=482120) Traceback (most recent call last):") == \
+        "Traceback (most recent call last):"
+
+
+def test_vllms_log_header_goes_and_the_message_keeps_its_indentation():
+    assert strip_log_header('ERROR 01-08 17:16:15 [serving_chat.py:1278]   File "a.py", line 70, in get') == \
+        '  File "a.py", line 70, in get'
+    assert strip_log_header("ERROR 06-09 06:57:48 worker_base.py:581] RuntimeError: boom") == "RuntimeError: boom"
+    assert strip_log_header("ERROR: the reward server is down") == "ERROR: the reward server is down"

@@ -38,3 +38,14 @@ def test_epoch_bars_of_the_sft_trainer_count_across_epochs():
 def test_not_a_bar():
     assert parse_bar("accuracy went up 5%| maybe", 0) is None
     assert parse_duration("?") is None and parse_duration("1:02:03") == 3723
+
+
+def test_ray_tqdm_bars_of_an_actor_count_in_unit_scale_sizes():
+    # EasyR1's run bar as Ray's tqdm_ray draws it (crashes/easyr1469, crashes/easyr1_9):
+    # the position after the description, counts and rate with three significant digits.
+    bar = parse_bar("(pid=22967) Running step 0:   7%|▋         | 4.00/60.0 [2:11:12<23:53:54, 1.54ks/it]", 0)
+    assert (bar.desc, bar.n, bar.total, bar.sec_per_it) == ("(pid=22967) Running step 0", 4, 60, 1540.0)
+    bar = parse_bar("Running step 0:   7%|▋         | 4.00/60.0 [2:11:12<23:53:54, 1.54ks/it]", 0)
+    assert training_position(bar) == (4, 60)
+    # A rounded size is no step count: 1.75k may be anything from 1745 to 1754.
+    assert parse_bar("Running step 0:   1%|█▋        | 14.0/1.75k [1:08:55<129:59:06, 269s/it]", 0) is None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.corpus import verl_log
+import pytest
+
+from tests.corpus import REPO, verl_log
 from tui.session.feed import Feed
 from tui.model.run_model import RunModel
 from tui.rules.crash import WENT_ON_BYTES, judge_failures
@@ -14,6 +16,7 @@ STEPS = b"".join(b"step:%d - critic/score/mean:0.5 - timing_s/step:10\n" % n for
 TRACEBACK = (b"Traceback (most recent call last):\n  File \"reward.py\", line 9, in score\n"
              b"    return judge(answer)\nRuntimeError: judge server timed out\n")
 # What a verbose reward function prints for every sample it scores (seed 001's CoLA prints).
+FIXTURES = REPO / "tests" / "fixtures" / "logs"
 CHATTER = ("=" * 80 + "\n[模型思考过程为]\nthe sentence is acceptable because the verb agrees\n").encode()
 
 
@@ -62,3 +65,32 @@ def test_the_same_error_the_run_went_on_after_twice_is_presumed_survived_again(t
     text = STEPS + TRACEBACK + step % 4 + TRACEBACK + step % 5 + TRACEBACK
     found = judged(tmp_path, text)
     assert found.cause is not None and found.recurring == 2
+
+
+def _stamped(data: bytes) -> bytes:
+    """``data`` as ``kubectl logs --timestamps`` prints it: a collector's time on every line."""
+    return b"".join(b"2025-08-08T12:%02d:%02d.123456789Z %s" % (i // 60 % 60, i % 60, line)
+                    for i, line in enumerate(data.splitlines(keepends=True)))
+
+
+def _labelled(data: bytes, label: bytes = b" 0: ") -> bytes:
+    """``data`` as ``srun --label`` relays it (the task's number in front of every line), or
+    as a Markdown reply quotes it (``> ``)."""
+    return b"".join(label + line for line in data.splitlines(keepends=True))
+
+
+@pytest.mark.parametrize("name", [
+    "crashes/verl2987_taskrunner_unhandled_error_actordied_tab_fields_prefixed.log",
+    "crashes/llamacookbook567_rank_prefixed_nccl_watchdog_cpp_frames.log",
+    "crashes/easyr1_9_after_step13_runner_prefixed_unhandled_error_update_actor.log",
+    "wild/slime1767_driver_raytaskerror_outofmemoryerror_megatron_train_cut.log",
+])
+def test_a_log_a_collector_stamped_line_by_line_is_judged_as_the_plain_one(tmp_path, name):
+    data = (FIXTURES / name).read_bytes()
+    plain = judged(tmp_path, data)
+    assert plain.cause is not None
+    for copy in (_stamped(data), _labelled(data), _labelled(data, b"> ")):
+        relayed = judged(tmp_path, copy)
+        assert relayed.cause is not None
+        assert (relayed.cause.kind, relayed.cause.text, relayed.cause.step) == (
+            plain.cause.kind, plain.cause.text, plain.cause.step)

@@ -69,7 +69,8 @@ def unreadable(model: RunModel, quiet: bool = False) -> bool:
     """Nothing verl-like in the log at all: say so (unless ``quiet``: said already) instead
     of reporting emptiness. A scheduler's job is never that: its state is the news (a
     queued job has printed nothing yet)."""
-    if model.step_count or model.progress is not None or model.incidents or model.job is not None:
+    if (model.step_count or model.progress is not None or model.incidents or model.job is not None
+            or model.end_marker_seen):  # a window of a log may hold only the run's end
         return False
     if not quiet:
             print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "

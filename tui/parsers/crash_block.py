@@ -36,10 +36,11 @@ from dataclasses import replace
 from tui.parsers import incidents
 from tui.parsers.incidents import EXCEPTION_LINE
 from tui.parsers.records import CrashBlock
-from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi
+from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_log_header, strip_stamp
 from tui.parsers.verl_steps import find_step
 
 _HEADER = "Traceback (most recent call last)"
+_HEADERS = (_HEADER, f"Exception Group {_HEADER}")
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 _IGNORED = ("Exception ignored in", "Exception ignored on")
@@ -75,6 +76,12 @@ _MAX_TEXT = 400
 # the rows: ``    raise value<90 spaces>ray.exceptions.ActorDiedError: …`` was two lines.
 _PANE_PADDING = re.compile(r"(?<=\S) {24,}(?=\S)")
 _OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ERROR)
+# Python 3.11+ prints an exception group (asyncio's TaskGroup, anyio) with a gutter:
+# ``  + Exception Group Traceback …``, ``  |   File …``, ``  | ExceptionGroup: …``, its
+# sub-exceptions between ``+-+---------------- 1 ----------------`` and
+# ``+------------------------------------`` rules, one level deeper each.
+_GROUP_RULE = re.compile(r"^ *\+(?:-\+)?-{4,}(?: (?:\d+|\.\.\.) -+)?$")
+_GROUP_GUTTER = re.compile(r"^ *[+|] (?=[ A-Za-z_.])")
 
 
 def exception_name(line: str) -> str:
@@ -83,19 +90,27 @@ def exception_name(line: str) -> str:
     return match.group(0).rstrip(": ") if match else line[:60]
 
 
-def _logical_lines(raw: str) -> list[tuple[str, str]]:
+def _logical_lines(raw: str, headers: bool = False) -> list[tuple[str, str]]:
     """(process prefix, text) of each ``\\r`` segment of a physical line, bars removed, and
-    of each screen row a terminal paste joined into one line with padding."""
+    of each screen row a terminal paste joined into one line with padding; vLLM's log
+    header is removed too unless ``headers`` (its level says whether a record was logged)."""
     out: list[tuple[str, str]] = []
-    for segment in strip_ansi(raw.rstrip("\r\n")).split("\r"):
+    for segment in strip_stamp(strip_ansi(raw.rstrip("\r\n"))).split("\r"):
         prefix = ""
         match = PROCESS_PREFIX.match(segment)
         if match:
             prefix, segment = match.group(0).strip(), segment[match.end():]
+        if not headers:
+            segment = strip_log_header(segment)
         bar = _BAR.match(segment)
         if bar:
             segment = segment[bar.end():]
-        out.extend((prefix, row.rstrip()) for row in _PANE_PADDING.split(segment) if row.strip())
+        for row in _PANE_PADDING.split(segment):
+            if _GROUP_RULE.match(row):
+                continue
+            row = _GROUP_GUTTER.sub("", row, count=1).rstrip()
+            if row.strip():
+                out.append((prefix, row))
     return out
 
 
@@ -111,7 +126,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     """
     head = window[: max(0, marker - window_start)]
     before_lines = [decode(raw) for raw in head.rstrip(b"\r\n").split(b"\n")[-_BEFORE_LINES:]] if head else []
-    said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw)]
+    said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw, headers=True)]
     harmless = bool(said_before) and said_before[-1].startswith(_IGNORED) or (
         kind == incidents.TRACEBACK and any(_LOGGED.search(text) for text in said_before))
     # A thread's uncaught exception is announced on the line before its traceback.
@@ -119,6 +134,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     body = window[max(0, marker - window_start):]
     prefix: str | None = None
     in_trace = kind in _OPENS_TRACEBACK
+    saw_trace = False  # a header or a frame: the block is a traceback, not only its opener
     after_exception = False
     lookahead = 0 if in_trace else _LOOKAHEAD
     exception = exception_at = None
@@ -158,6 +174,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
                 causes.append((found.kind, stripped))
             if _FRAME.match(text):
                 in_trace, after_exception, noise, source_next = True, False, 0, True
+                saw_trace = True
                 end = min(position, window_start + len(window))
                 continue
             if source_next:
@@ -167,8 +184,9 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
                 if not (stripped.startswith(_HEADER) or EXCEPTION_LINE.match(stripped)):
                     end = min(position, window_start + len(window))
                     continue
-            if stripped.startswith(_HEADER) or (stripped[:1] in _BOX and _HEADER in stripped):
+            if stripped.startswith(_HEADERS) or (stripped[:1] in _BOX and _HEADER in stripped):
                 in_trace, after_exception, noise = True, False, 0
+                saw_trace = True
             elif stripped.startswith(_CHAINED):
                 after_exception = False
             elif stripped.startswith(_STATEMENTS):
@@ -196,9 +214,12 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
             end = min(position, window_start + len(window))
     if more_may_come and exception is None:
         return None
-    if exception is None and in_trace and last_noise is not None:
+    if exception is None and saw_trace and last_noise is not None:
         # A traceback cut off at the end of the log (a paste, a process killed
-        # mid-print): its last line is the nearest thing to what failed.
+        # mid-print): its last line is the nearest thing to what failed. Without
+        # a header or a frame (Hydra's ``Error executing job with overrides: [...]``
+        # wrapped over rows, then cut) the rows are the opener's own text, and the
+        # opener says more.
         exception, exception_at = last_noise
     return finish()
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from tui.parsers.records import IncidentRecord
-from tui.parsers.text import PROCESS_PREFIX
+from tui.parsers.text import PROCESS_PREFIX, strip_log_header, strip_stamp
 
 OOM = "oom"
 COLLECTIVE_TIMEOUT = "collective-timeout"
@@ -33,11 +33,13 @@ TRACEBACK = "traceback"
 FRAME_NEEDLE = '", line '
 # The line a traceback ends on: ``RuntimeError: boom``, ``torch.OutOfMemoryError:
 # CUDA out of memory…``, ``ray.exceptions.RayTaskError(OutOfMemoryError): ray::…``,
-# a bare ``AssertionError``, ``KeyboardInterrupt``. Warnings (``UserWarning: …``)
-# are not exceptions, and neither is a bare ``Error:`` (no Python class prints so).
+# a bare ``AssertionError``, ``KeyboardInterrupt``, an asyncio TaskGroup's
+# ``ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)``. Warnings
+# (``UserWarning: …``) are not exceptions, and neither is a bare ``Error:`` (no
+# Python class prints so).
 EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault|Timeout)"
+    r"(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault|Timeout|ExceptionGroup)"
     r"|Exception|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit)"
     r"(?:\([\w.]+\))?(?::(?=\s|$)|\s*$)"
 )
@@ -54,27 +56,43 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # torch's ``CUDA out of memory`` / ``NPU out of memory`` / ``HIP out of memory``,
     # ``torch.OutOfMemoryError``, Ray's ``ray.exceptions.OutOfMemoryError`` and the
     # raylet's "killed due to memory pressure", XLA's ``RESOURCE_EXHAUSTED``, the
-    # kernel's ``Out of memory: Killed process``, torch's CPU allocator.
+    # kernel's ``Out of memory: Killed process``, torch's CPU allocator; Slurm's cgroup
+    # killer (``slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of
+    # the step tasks have been OOM Killed.``, before 20.11 ``Detected 1 oom-kill event(s)
+    # in StepId=191.batch cgroup.``) and srun's ``srun: error: node107: task 0: Out Of Memory``.
     (OOM, ("ut of memory", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "memory pressure",
-           "can't allocate memory"),
+           "can't allocate memory", "oom_kill event", "oom-kill event", ": Out Of Memory"),
      re.compile(r"\b(?:CUDA|NPU|HIP|XPU|GPU|MPS|CPU|[Dd]evice)\s+out of memory"
                 r"|Out of memory: Kill|OutOfMemoryError|RESOURCE_EXHAUSTED"
                 r"|killed due to memory pressure|can't allocate memory"
-                r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory")),
+                r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory"
+                r"|\bDetected \d+ oom[_-]kill event|^srun: error: \S+: tasks? [\d,-]+: Out Of Memory")),
     # NCCL's watchdog (``Watchdog caught collective operation timeout``) and what
     # follows it (``Process group watchdog thread terminated``, ``Some NCCL
-    # operations have failed or timed out``).
-    (COLLECTIVE_TIMEOUT, ("Watchdog caught collective",
-                          "watchdog thread terminated", "NCCL operations have failed"), None),
+    # operations have failed or timed out``); torch's heartbeat monitor, which
+    # aborts the process when the watchdog itself hangs (torch 2.4+: ``ProcessGroupNCCL's
+    # watchdog got stuck for 480 seconds …`` then ``Terminating the process after
+    # attempting to dump debug info``; torch 2.2–2.3: ``Heartbeat monitor timed out!``).
+    (COLLECTIVE_TIMEOUT, ("Watchdog caught collective", "watchdog thread terminated",
+                          "NCCL operations have failed", "watchdog got stuck",
+                          "Heartbeat monitor timed out",
+                          "Terminating the process after attempting to dump debug info"), None),
     # The accelerator itself failed: CUDA errors and device-side asserts, and
     # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows).
     (DEVICE_ERROR, ("CUDA error", "device-side assert", "illegal memory access", "Assertion `",
                     "Inner Error"),
      re.compile(r"CUDA error|device-side assert|illegal memory access|Assertion `.*` failed"
                 r"|^E[A-Z0-9]\d{4}: |E[A-Z0-9]\d{4}: Inner Error")),
-    # ``ActorDiedError: The actor died unexpectedly…`` and the raylet's
-    # ``A worker died or was killed…`` (a weak sign on its own: see ``weak``).
-    (ACTOR_DIED, ("died unexpectedly", "died or was killed", "ActorDiedError"), None),
+    # ``ActorDiedError: The actor died unexpectedly…``, the raylet's ``A worker
+    # died or was killed…`` (a weak sign on its own: see ``weak``), and Ray's
+    # reason for a death printed without the exception's name (a launcher's
+    # ``error: The actor is dead because its worker process has died.``). An actor
+    # dead "because all references to the actor were removed" was let go on purpose.
+    (ACTOR_DIED, ("died unexpectedly", "died or was killed", "ActorDiedError",
+                  "actor is dead because"),
+     re.compile(r"died unexpectedly|died or was killed|ActorDiedError"
+                r"|actor is dead because (?:its (?:worker process|owner|node) has died"
+                r"|of an error raised)")),
     # Ray's own reports of a failed task or job: ``Unhandled error (suppress with …)``,
     # ``ray.exceptions.RayTaskError(XxxError)``, ``RaySystemError``, ``Job 'raysubmit_…'
     # failed``, ``Job entrypoint command failed with exit code 1``.
@@ -86,10 +104,14 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # A child killed by SIGKILL (the kernel's OOM killer, a scheduler) or
     # SIGTERM, as the shell says it (``run.sh: line 3: 12345 Killed  python3 …``,
     # a bare ``Killed`` or ``Terminated``, ``已杀死`` in a Chinese locale) or a launcher does (DeepSpeed's
-    # ``sigkill_handler] Killing subprocess N`` once one rank has failed).
-    (KILLED, ("Killed", "已杀死", "Killing subprocess", "Terminated"),
+    # ``sigkill_handler] Killing subprocess N`` once one rank has failed), or Slurm stopping
+    # the job (``slurmstepd: error: *** JOB 494583 ON node CANCELLED AT 2024-04-20T09:09:37 DUE
+    # TO TIME LIMIT ***``: SIGTERM, then SIGKILL). (srun's ``task 1-7: Killed`` is not one:
+    # srun kills the other tasks once one has failed, and that one says why.)
+    (KILLED, ("Killed", "已杀死", "Killing subprocess", "Terminated", " CANCELLED AT "),
      re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?(?:Killed|已杀死|Terminated)(?:\s|$)"
-                r"|sigkill_handler\] Killing subprocess")),
+                r"|sigkill_handler\] Killing subprocess"
+                r"|\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+.*\*\*\*")),
     # A process that died of a signal or aborted in C++ (glog's ``*** SIGSEGV
     # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose).
     (FATAL_SIGNAL, ("Segmentation fault", "core dumped", "Fatal Python error",
@@ -134,9 +156,9 @@ def match_incident(segment: str, offset: int) -> IncidentRecord | None:
     for kind, needles, confirm in INCIDENT_PATTERNS:
         if not any(needle in segment for needle in needles):
             continue
-        text = segment.strip()
+        text = strip_stamp(segment.strip())
         line = _LEAD.sub("", PROCESS_PREFIX.sub("", text), count=1).strip()
-        line = PROCESS_PREFIX.sub("", line)
+        line = strip_log_header(PROCESS_PREFIX.sub("", line)).strip()
         if kind == TRACEBACK:
             if not (_TRACEBACK_LINE.search(line) or EXCEPTION_LINE.match(line)):
                 continue

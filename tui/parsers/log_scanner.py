@@ -23,7 +23,7 @@ from tui.parsers.records import (
     StepRecord,
     TotalStepsRecord,
 )
-from tui.parsers.text import PROCESS_PREFIX, clean_segments, decode, strip_ansi
+from tui.parsers.text import PROCESS_PREFIX, clean_segments, decode, strip_ansi, strip_stamp
 from tui.parsers.tqdm_progress import parse_bar
 from tui.parsers.verl_steps import find_step, parse_items
 
@@ -288,7 +288,7 @@ class LogScanner:
 
 def _has_prefix(line: str) -> bool:
     """Whether a physical line starts with a process prefix (Ray's, torchrun's)."""
-    return PROCESS_PREFIX.match(strip_ansi(line[:200]).lstrip("\r")) is not None
+    return PROCESS_PREFIX.match(strip_stamp(strip_ansi(line[:200]).lstrip("\r"))) is not None
 
 
 def _line_end(buf: bytes, start: int, end: int) -> int:

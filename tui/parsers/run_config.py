@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi
+from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_stamp
 
 # verl prints its config within the first tens of kilobytes (after the launch
 # command, Ray's start-up lines and a few warnings); this much of the log's
@@ -157,7 +157,7 @@ def _lines(data: bytes, base: int) -> Iterator[_Line]:
         stop = data.find(b"\n", start)
         if stop < 0:
             return
-        text = strip_ansi(decode(data[start:stop]).rstrip("\r"))
+        text = strip_stamp(strip_ansi(decode(data[start:stop]).rstrip("\r")))
         text = text.rsplit("\r", 1)[-1]
         match = PROCESS_PREFIX.match(text) if text.startswith(("(", "[")) else None
         prefix = match.group(0).strip() if match else ""

@@ -25,9 +25,64 @@ _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Z0-9]|[=>78])")
 # per-rank prefixes (``[rank3]:``, ``[default0]:`` with ``--tee``) are the same
 # kind of thing: which process printed the line.
 # A paste that lost the ESC bytes leaves ``[36m(WorkerDict pid=7)[0m`` behind.
-_RAY_NAME = r"\((?:[\w.:-]+ )?pid=\d+(?:, ip=[^)]*)?\)|\(raylet(?:, ip=[^)]*)?\)"
+# An actor that defines ``__repr__`` is named by it: NeMo-RL's
+# ``(DTensorPolicyWorker[rank=0] pid=9008, ip=10.4.2.13)``, ``(Worker(index=2) pid=8)``.
+_RAY_NAME = (r"\((?:[\w.:\[\]=,-]{1,120}(?:\([^()\n]{0,80}\))? )?pid=\d+(?:, ip=[^)]*)?\)"
+             r"|\(raylet(?:, ip=[^)]*)?\)")
 PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{0,12}}m)?\s?"
                             r"|^\[(?:rank|default)\d+\]:\s?")
+
+
+# A time a log collector, not the program, wrote in front of every line it captured:
+# ``kubectl logs --timestamps`` and ``docker logs -t`` (RFC 3339, nanoseconds),
+# GitHub Actions' raw job logs (``2025-06-10T08:21:33.1234567Z``), also behind the
+# ``job<TAB>step<TAB>`` columns of ``gh run view --log``, and Google Cloud Logging's
+# export with the entry's severity in front (``ERROR 2025-03-30T23:51:21.303592681Z``).
+# Only the full RFC 3339 form with a zone is taken: a program's own log time
+# (``2025-06-10 08:21:33,123 INFO``, loguru's ``2026-03-26 14:44:59.431 |``) has no
+# ``T`` and belongs to its line.
+_COLLECTOR_STAMP = re.compile(r"(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?"
+                              r"(?:(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) )?"
+                              r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ?")
+
+
+# ``srun --label`` puts the task's number in front of each line it relays, right-aligned
+# to the widest number (``0: ``, `` 3: ``, ``15: ``).
+_SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
+# A log quoted in Markdown (an issue's reply: ``> Traceback (most recent call last):``).
+_QUOTE = re.compile(r"(?:> ?)+")
+
+
+def strip_stamp(text: str) -> str:
+    """Remove what a log collector wrote in front of a line: its timestamp (see
+    ``_COLLECTOR_STAMP``), ``srun --label``'s task number, a Markdown quote's ``> ``."""
+    quote = _QUOTE.match(text) if text[:1] == ">" else None
+    if quote is not None:
+        text = text[quote.end():]
+    if text[:1].isdigit() or text[:1] == " ":
+        label = _SRUN_LABEL.match(text)
+        if label is not None:
+            return text[label.end():]
+    if "T" not in text[8:30] and "\t" not in text[:402]:
+        return text
+    match = _COLLECTOR_STAMP.match(text)
+    return text[match.end():] if match else text
+
+
+# vLLM's log header, which its formatter repeats on every line of a multi-line record
+# (a traceback logged with ``logger.exception``): ``ERROR 01-08 17:16:15
+# [serving_chat.py:1278] `` (vLLM >= 0.8), ``ERROR 06-09 06:57:48 worker_base.py:581] ``.
+_VLLM_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
+                          r"\[?[\w./-]+:\d+\] ?")
+
+
+def strip_log_header(text: str) -> str:
+    """Remove vLLM's per-line log header (see ``_VLLM_HEADER``), keeping the message's
+    own indentation (a traceback's ``  File …`` rows)."""
+    if not text.startswith(("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")):
+        return text
+    match = _VLLM_HEADER.match(text)
+    return text[match.end():] if match else text
 
 
 def strip_ansi(text: str) -> str:
@@ -38,7 +93,9 @@ def strip_ansi(text: str) -> str:
 
 
 def strip_ray_prefix(text: str) -> str:
-    """Remove a leading process prefix: Ray's ``(TaskRunner pid=12)``, torchrun's ``[rank3]:``."""
+    """Remove a leading process prefix: Ray's ``(TaskRunner pid=12)``, torchrun's ``[rank3]:``
+    (and a log collector's timestamp in front of it)."""
+    text = strip_stamp(text)
     if not text.startswith(("(", "[")):
         return text
     return PROCESS_PREFIX.sub("", text, count=1)

@@ -6,7 +6,9 @@ This is the verdict users stake their runs on, so each word has one meaning:
   :mod:`tui.rules.crash`), whatever else it printed, wandb's summary included;
   or its scheduler says the job failed or was stopped (a Slurm time limit or a
   lost node often prints nothing in the log);
-* **finished** — its last step reached the total, the trainer printed its
+* **finished** — its last step reached the total, its own progress bar counted
+  every step (tqdm draws ``N/N`` only after the last one; OpenRLHF's ``Episode``
+  bars carry no metrics to reach the total with), the trainer printed its
   own end (verl's final validation metrics, a trainer's end-of-training summary),
   or its scheduler says the job succeeded and the log shows no crash (a job
   script's exit status is often its last command's, not the trainer's);
@@ -43,10 +45,16 @@ def run_state(model: RunModel, findings: list[Finding]) -> RunState:
     job = model.job.outcome if model.job is not None else None
     if job in (JobOutcome.FAILED, JobOutcome.STOPPED):
         return RunState.CRASHED
-    if model.finished or job == JobOutcome.SUCCEEDED:
+    if model.finished or job == JobOutcome.SUCCEEDED or _counted_every_step(model):
         return RunState.FINISHED
     if job == JobOutcome.PENDING:
         return RunState.PENDING
     if any(finding.rule == "stalled" for finding in findings):
         return RunState.STALLED
     return RunState.RUNNING
+
+
+def _counted_every_step(model: RunModel) -> bool:
+    """The run's own progress bar (not an evaluation's) stands at its total."""
+    progress = model.progress
+    return progress is not None and progress.total > 0 and progress.done >= progress.total

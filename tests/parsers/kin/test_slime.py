@@ -17,6 +17,16 @@ def test_optimizer_steps_belong_to_the_rollout_reported_before_them():
                       "train/kl_loss": 0.02, "train/step": 7.0, "perf/step_time": 42.5, "perf/train_time": 20.0}
 
 
+def test_a_perf_line_of_the_next_rollout_does_not_take_the_step_trained_before_it():
+    # train_async: the rollout manager reports rollout 272 while the trainer finishes 271.
+    text = ("(RolloutManager pid=2) [t] rollout.py:720 - perf 271: {'perf/rollout_time': 0.9}\n"
+            "(RolloutManager pid=2) [t] rollout.py:720 - perf 272: {'perf/rollout_time': 0.8}\n"
+            f"{PREFIX}model.py:665 - step 271: {{'train/loss': 11.9, 'train/step': 271}}\n")
+    got = steps(text)
+    assert got[271] == {"perf/rollout_time": 0.9, "train/loss": 11.9, "train/step": 271.0}
+    assert got[272] == {"perf/rollout_time": 0.8}
+
+
 def test_step_lines_alone_keep_their_numbers_and_critic_steps_too():
     text = ("step 1: {'train/loss': 0.1, 'train/grad_norm': 2955012562.8240876, 'train/kl_loss': -7.4e-12}\n"
             "critic-step 1: {'train/critic-value_loss': 10.0}\n")

@@ -150,3 +150,15 @@ def test_status_line_for_a_remote_target(ssh_world):
     assert remote.stdout.count("\n") == 1 and "210/210" in remote.stdout, remote.stderr
     assert remote.stdout.split(" ", 1)[1] == local.stdout.split(" ", 1)[1]  # same but the run's name
     assert remote.returncode == local.returncode
+
+
+def test_a_log_reached_through_a_symlink_is_read_whole(ssh_world, tmp_path):
+    """``latest.log -> run_0412.log``: the box measures the file the link names (``stat`` of
+    the link itself said 20-odd bytes, and the backfill read none of the log)."""
+    home, _, _ = ssh_world
+    shutil.copy(verl_log("032"), tmp_path / "run_0412.log")
+    (tmp_path / "latest.log").symlink_to(tmp_path / "run_0412.log")
+    remote = rlwatch_as(home, "check", f"gpu:{tmp_path / 'latest.log'}", "--json")
+    local = rlwatch_as(home, "check", str(tmp_path / "run_0412.log"), "--json")
+    assert comparable(json.loads(remote.stdout)) == comparable(json.loads(local.stdout)), remote.stderr
+    assert json.loads(remote.stdout)["run"]["steps"] == 1120

@@ -104,6 +104,8 @@ def test_killing_rlwatch_leaves_no_process_on_the_box(ssh_world, tmp_path):
         assert processes_mentioning(str(log)) == []
     finally:
         child.kill()
+        child.wait()
+        child.stdout.close()
 
 
 async def test_a_log_truncated_on_the_box_is_read_again(client_home, tmp_path):

@@ -11,6 +11,7 @@ remote grep alike, so no grammar may need a line without a needle):
 * ``easyr1`` — EasyR1's ``Step N`` + YAML blocks (and its early ``step N: -`` lines);
 * ``openrlhf`` — OpenRLHF's ``Train epoch`` bar postfix and ``Global step N: {…}``;
 * ``skyrl`` — SkyRL's pretty-printed step dict and reward line;
+* ``megatron`` — Megatron-LM's ``iteration N/M | key: value |`` line (Megatron-SWIFT);
 * ``wandb_summary`` — wandb's ``Run summary:``, the last values of a run that
   printed no others.
 
@@ -21,13 +22,22 @@ scanner reads itself and tells about) reported one.
 
 from __future__ import annotations
 
-from tui.parsers.kin import easyr1, hf_trainer, nemo_rl, openrlhf, skyrl, slime, wandb_summary
+from tui.parsers.kin import (
+    easyr1,
+    hf_trainer,
+    megatron,
+    nemo_rl,
+    openrlhf,
+    skyrl,
+    slime,
+    wandb_summary,
+)
 from tui.parsers.records import ProgressRecord, Record, StepRecord
 from tui.parsers.tqdm_progress import training_position
 
 NEEDLES: tuple[bytes, ...] = tuple(dict.fromkeys(
     hf_trainer.NEEDLES + slime.NEEDLES + nemo_rl.NEEDLES + easyr1.NEEDLES + openrlhf.NEEDLES
-    + skyrl.NEEDLES + wandb_summary.NEEDLES))
+    + skyrl.NEEDLES + megatron.NEEDLES + wandb_summary.NEEDLES))
 
 
 def follows_bar(segment: str) -> bool:
@@ -45,6 +55,7 @@ class KinLines:
         self._easyr1 = easyr1.EasyR1Lines()
         self._openrlhf = openrlhf.OpenRlhfLines()
         self._skyrl = skyrl.SkyRlLines()
+        self._megatron = megatron.MegatronLines()
         self._wandb = wandb_summary.WandbSummaryLines()
         self._last_step: int | None = None
         self._bar_step: int | None = None
@@ -76,7 +87,8 @@ class KinLines:
         if summary is not None and segment.lstrip().startswith("wandb:"):
             return self._tally(summary)
         before = summary or []
-        for grammar in (self._hf, self._slime, self._nemo, self._easyr1, self._openrlhf, self._skyrl):
+        for grammar in (self._hf, self._slime, self._nemo, self._easyr1, self._openrlhf, self._skyrl,
+                        self._megatron):
             records = grammar.parse(segment, offset, end)
             if records is not None:
                 return before + self._tally(records)

@@ -19,7 +19,10 @@ with ``[repeated 7x across cluster]`` after the dict. The name before the number
 
 rlwatch's step is the rollout id. A ``step`` line belongs to the rollout the
 trainer reported last (``rollout N``, else ``perf N``); before any, to its own
-number. ``num_rollout ....... 100`` in the argument dump gives the run length:
+number. The rollout manager generates rollout N+1 while the trainer trains N
+(``train_async``), so its ``perf N+1`` can come before the trainer's ``step N``;
+a step number never counts fewer than the rollout it belongs to, so a ``perf``
+ahead of it is not taken. ``num_rollout ....... 100`` in the argument dump gives the run length:
 rollout ids count from 0, so the last step is ``num_rollout - 1``.
 Values may be ``np.float64(…)`` (the rollout manager's numpy scalars).
 """
@@ -64,8 +67,11 @@ class SlimeLines:
         metrics, dropped = dict_metrics(segment, match.end())
         name, number = match.group("name"), int(match.group("n"))
         if name.endswith("step"):
-            step = self._rollout if self._rollout is not None else self._perf
-            if step is None:
+            if self._rollout is not None:
+                step = self._rollout
+            elif self._perf is not None:
+                step = min(self._perf, number)
+            else:
                 step = number
         else:
             step = number

@@ -36,6 +36,12 @@ def pollers_for(runner: CommandRunner, local: bool, interval: float = 2.0,
 _WHICH = 'for tool do command -v "$tool" >/dev/null 2>&1 && echo "$tool"; done; exit 0'
 
 
+def probe_argv(tools: list[str]) -> list[str]:
+    """The command that prints which of ``tools`` a host has (``present``); a remote log's
+    backfill asks it beside the log, and its answer then costs no channel of its own."""
+    return ["sh", "-c", _WHICH, "sh", *tools]
+
+
 async def present(runner: CommandRunner, candidates: list[Poller]) -> list[Poller]:
     """The candidates whose tool the host has, asked in one round trip.
 
@@ -43,7 +49,7 @@ async def present(runner: CommandRunner, candidates: list[Poller]) -> list[Polle
     GPUs (a login node, a CPU run) four misses added about a second to ``check``.
     Where no POSIX ``sh`` answers, every candidate is kept and tried as before."""
     try:
-        said = await runner.run(["sh", "-c", _WHICH, "sh", *(p.tool for p in candidates)], timeout=15.0)
+        said = await runner.run(probe_argv([p.tool for p in candidates]), timeout=15.0)
     except (ToolMissing, CommandFailed):
         return candidates
     found = set(said.decode(errors="replace").split())

@@ -61,8 +61,16 @@ class NvidiaSmiPoller:
         return self._processes
 
     async def read_once(self) -> list[AcceleratorSample]:
-        samples = parse_gpus(await self.runner.run(_QUERY, self.timeout))
-        return with_processes(samples, await self._read_processes())
+        """The GPUs and their processes, both queries at once: each starts nvidia-smi (NVML's
+        initialisation, a second or more on a big box) and, over SSH, a login shell, so a
+        remote ``check`` waited for two of each in turn."""
+        apps = asyncio.ensure_future(self._read_processes())
+        try:
+            samples = parse_gpus(await self.runner.run(_QUERY, self.timeout))
+        except BaseException:
+            apps.cancel()
+            raise
+        return with_processes(samples, await apps)
 
     async def _poll_processes(self) -> None:
         while True:

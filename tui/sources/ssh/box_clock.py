@@ -31,12 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # POSIX sh: ``stamp FILE`` sets clk_s (size), clk_m (mtime, epoch seconds) and
-# clk_n (the box's time), each empty where the box cannot say. GNU coreutils
+# clk_n (the box's time), each empty where the box cannot say, of the file a symlink names
+# (-L: ``latest.log -> run_0412.log`` is read whole, not as its link's 20 bytes). GNU coreutils
 # and BusyBox stat take -c; date -r FILE serves BusyBox builds without it and
 # GNU alike, stat -f %m a BSD or macOS box; wc -c reads the size without stat.
 STAMP = r"""stamp() {
-  clk_s=$(stat -c %s -- "$1" 2>/dev/null) || clk_s=$({ wc -c <"$1"; } 2>/dev/null | tr -d ' \t')
-  clk_m=$(stat -c %Y -- "$1" 2>/dev/null || date -r "$1" +%s 2>/dev/null || stat -f %m -- "$1" 2>/dev/null)
+  clk_s=$(stat -L -c %s -- "$1" 2>/dev/null) || clk_s=$({ wc -c <"$1"; } 2>/dev/null | tr -d ' \t')
+  clk_m=$(stat -L -c %Y -- "$1" 2>/dev/null || date -r "$1" +%s 2>/dev/null || stat -L -f %m -- "$1" 2>/dev/null)
   clk_n=$(date +%s 2>/dev/null)
 }
 """

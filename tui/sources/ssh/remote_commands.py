@@ -28,9 +28,11 @@ _WINDOW = 1 << 20
 _PIECE_BUFFER = "16M"
 
 # $1: the log, $2: where to start. Prints CLOCK <size> <mtime> <box now> (box_clock),
-# RESUME <end of the last whole line>, CUTS <line starts>..., then every piece's grep -b output followed by
-# END <grep's status>, piece after piece, then REST <n> and the n bytes from
-# RESUME to the size seen at the start (the line still being written).
+# RESUME <end of the last whole line>, CUTS <line starts>..., then (while the questions asked
+# beside it are answered on stderr: ANSWER <status> <n> and the n bytes of each) every piece's
+# grep -b output followed by END <grep's status>, piece after piece, then REST <n> and the n bytes
+# from RESUME to the size seen at the start (the line still being written); then a CLOCK
+# line again and, from that size on, what ``tail -F`` sends, for a reader that follows.
 _BACKFILL = r"""f=$1 a=$2 w=@WINDOW@
 @STAMP@stamp "$f"; s=$clk_s
 case $s in ''|*[!0-9]*) exit 3;; esac
@@ -51,7 +53,7 @@ while [ "$i" -lt "$k" ]; do
   i=$((i + 1))
 done
 echo "CUTS$c"
-exec 3<&0
+@ASKS@exec 3<&0
 { cat <&3 >/dev/null; kill 0; } >/dev/null 2>&1 &
 piece() {
   if [ -n "$2" ]; then @PIECE_TO_END_OF_CUT@
@@ -64,9 +66,20 @@ pieces() {
     pieces "$@" | dd bs=@BUFFER@ iflag=fullblock 2>/dev/null | { piece "$x" "$y"; cat; }
   else piece "$1" ""; fi
 }
-pieces "$a" $c
+pieces "$a" $c 2>/dev/null
 echo "REST $((s - r))"
-tail -c +$((r + 1)) -- "$f" | head -c $((s - r))
+tail -c +$((r + 1)) -- "$f" 2>/dev/null | head -c $((s - r))
+stamp "$f"; @CLOCK_LINE@
+exec tail -c +$((s + 1)) -F -- "$f"
+"""
+
+# ``ask CMD``: CMD's answer, framed: ANSWER <status> <bytes> and its output (with stdin and
+# stderr closed to it; in a subshell of its own, so that an ``exit`` or ``exec`` in it ends
+# only it). Lengths count bytes: LC_ALL=C. The questions run in the background, their answers
+# on stderr, beside the pieces (which send nothing there).
+_ASK = r"""LC_ALL=C; export LC_ALL
+ask() { q=$( (eval "$1") </dev/null 2>/dev/null; echo ".$?"); q_s=${q##*.} q=${q%.*}
+  echo "ANSWER $q_s ${#q}"; printf '%s' "$q"; }
 """
 
 
@@ -77,19 +90,28 @@ elif [ -f "$p" ]; then echo DENIED
 elif [ -d "$p" ]; then
   if [ -r "$p" ] && [ -x "$p" ]; then echo DIR
     find "$p" -maxdepth 3 -type f \( -name '*.log' -o -name '*.out' -o -name '*.txt' \) -exec sh -c @PER_FILE@ sh {} + 2>/dev/null
+    printf '\0CHOOSE\0'
+@CHOSEN@
   else echo DENIED; fi
 else echo MISSING; fi
 """
 
 
-def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20) -> str:
-    """One round trip: is ``path`` a file or a directory (its candidate logs)?
+def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 20,
+             asks: Sequence[str] = ()) -> str:
+    """One channel: is ``path`` a file or a directory (its candidate logs)?
 
     Prints ``FILE`` and then, given ``needles``, what ``backfill`` prints, so a
     file target's backfill runs in the same round trip; or ``MISSING``,
     ``DENIED``, or ``DIR`` followed by one ``<mtime> <has-steps> <path>`` record
     per candidate log (depth ≤ 3), each ended by a NUL, since a file name may
-    hold a newline; the mtime is ``-`` where the box cannot give it.
+    hold a newline; the mtime is ``-`` where the box cannot give it. The listing
+    ends with an empty record and ``CHOOSE``; given ``needles``, the script then
+    reads the chosen log's path from stdin, one line, and backfills it as for a
+    file (an empty line, or none: it ends). A directory's run is opened in one
+    channel too, the choice staying with the client (``RemoteLog``).
+
+    ``asks``: commands whose answers the backfill brings (``backfill``).
     """
     sniff = (f"{{ head -c {SNIFF_BYTES} \"$f\"; tail -c {SNIFF_BYTES} \"$f\"; }} 2>/dev/null "
              f"| LC_ALL=C grep -aqE {shlex.quote(STEP_LINE_ERE)}")
@@ -98,12 +120,16 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
              '|| stat -f %m -- "$f" 2>/dev/null); ')
     per_file = f"for f; do if {sniff}; then s=1; else s=0; fi; {mtime}" \
                "printf '%s %s %s\\0' \"${m:--}\" \"$s\" \"$f\"; done"
-    then = f'set -- "$p" 0\n{_backfill_script(needles, chunk_bytes)}' if needles else ":"
-    script = _DISCOVER.replace("@PER_FILE@", shlex.quote(per_file)).replace("@THEN@", then)
+    then = f'set -- "$p" 0\n{_backfill_script(needles, chunk_bytes, asks)}' if needles else ":"
+    chosen = (f'IFS= read -r p && [ -n "$p" ] && {{ set -- "$p" 0\n'
+              f'{_backfill_script(needles, chunk_bytes, asks)}}}' if needles else ":")
+    script = (_DISCOVER.replace("@PER_FILE@", shlex.quote(per_file)).replace("@THEN@", then)
+              .replace("@CHOSEN@", chosen))
     return _sh(script, path)
 
 
-def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, start: int = 0) -> str:
+def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, start: int = 0,
+             asks: Sequence[str] = ()) -> str:
     """The backfill of ``path`` from ``start``, in one channel and one round trip.
 
     Prints ``CLOCK <size> <mtime> <box now>`` first (see ``box_clock``: how old
@@ -113,24 +139,30 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
     ``CUTS <offset>...``: line starts that split ``[start, RESUME)`` into one
     piece per CPU of the box (at most 8, each at least ``chunk_bytes``), since a
     multi-pattern grep is CPU-bound and training boxes have cores to spare.
-    Then every piece's ``grep -b`` output (offsets from the piece's start),
+    Meanwhile, on stderr, for each of ``asks`` (shell commands, which may name the log
+    as ``"$f"``), ``ANSWER <status> <n>`` and the n bytes it printed: questions that
+    would each cost a channel of their own (the log's logger hints, the accelerator
+    probe) ride on this one (``answers``). Then every piece's ``grep -b`` output (offsets from the piece's start),
     each followed by ``END <grep's status>``, in order: all pieces run at once,
     the first streams, and each later one is held by ``dd`` until those before
     it are sent. The last piece is read by grep straight from the file and the
     others through a pipe, which costs grep half as much again per byte, so
     the last piece is 1.5 times as long as the others. Last, ``REST <n>`` and
-    the n bytes from RESUME to the size seen at the start, for a reader that
-    does not follow.
+    the n bytes from RESUME to the size seen at the start. Last, a ``CLOCK`` line
+    and ``tail -F`` from that size on: a reader that follows reads on in the same
+    channel, and one that does not closes it, which ends the tail (the watcher).
 
     All in one channel because each channel costs the box a login shell, and
     training boxes' shell start-up files (conda, pyenv, modules) can take a
     good part of a second.
     """
-    return _sh(_backfill_script(needles, chunk_bytes), path, str(int(start)))
+    return _sh(_backfill_script(needles, chunk_bytes, asks), path, str(int(start)))
 
 
-def _backfill_script(needles: Sequence[bytes], chunk_bytes: int) -> str:
-    return (_BACKFILL.replace("@STAMP@", STAMP).replace("@CLOCK_LINE@", CLOCK_LINE)
+def _backfill_script(needles: Sequence[bytes], chunk_bytes: int, asks: Sequence[str] = ()) -> str:
+    questions = "".join(f"ask {shlex.quote(ask)}; " for ask in asks)
+    return (_BACKFILL.replace("@ASKS@", f"{_ASK}{{ {questions}}} >&2 &\n" if asks else "")
+            .replace("@STAMP@", STAMP).replace("@CLOCK_LINE@", CLOCK_LINE)
             .replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
             .replace("@DD_CAN_CUT@", DD_CAN_CUT).replace("@BUFFER@", _PIECE_BUFFER)
             .replace("@PIECE_TO_END_OF_CUT@", piece_command('"$f"', needles, '"$1"', '"$(($2 - $1))"'))
@@ -202,6 +234,12 @@ def list_logger_files(root: str, depth: int, jsonl_start: str, event_mark: str,
 def hint_lines(path: str, needles: Sequence[str], after: int = 3) -> str:
     """The lines of the log's head and tail (where verl prints its config and announcements)
     that hold one of ``needles``, with ``after`` lines of context for wrapped lists."""
+    return hint_lines_of(shlex.quote(path), needles, after)
+
+
+def hint_lines_of(path: str, needles: Sequence[str], after: int = 3) -> str:
+    """``hint_lines`` of a path given as a shell word, already quoted (``"$f"`` in the
+    backfill, where it is asked beside it)."""
     patterns = " ".join(f"-e {shlex.quote(needle)}" for needle in needles)
-    return (f"{{ head -c {SNIFF_BYTES}; tail -c {SNIFF_BYTES}; }} < {shlex.quote(path)} 2>/dev/null "
+    return (f"{{ head -c {SNIFF_BYTES}; tail -c {SNIFF_BYTES}; }} < {path} 2>/dev/null "
             f"| LC_ALL=C grep -a -A {int(after)} -F {patterns}; true")

@@ -4,7 +4,12 @@ Backfill without copying the log: ``grep -b`` runs on the box over the bytes
 present when we looked, in several pieces at once (one per CPU there), and
 sends back only the lines the scanner wants, with their offsets, all in one
 channel (``remote_commands.backfill``). Then ``tail -F`` streams new bytes
-from there. The connection is shared by every command; when it drops, the source says so, reconnects
+from there, in the same channel. Opening a run costs one channel, whose
+script also finds the log in a run directory and answers the questions the
+session asks next (the log's logger hints, the box's accelerator tools): each
+channel costs the box an sshd session and a login shell, whose start-up files
+(conda, pyenv, modules) can take longer than the whole backfill of a small log.
+The connection is shared by every command; when it drops, the source says so, reconnects
 with backoff and resumes from the last byte it delivered, so nothing is lost
 or read twice. Each of those commands also says when the box last wrote the
 log, on this machine's clock (``box_clock``), and the events carry it: bytes
@@ -16,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 from dataclasses import dataclass, replace
 
@@ -36,6 +41,7 @@ from tui.sources.base import (
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
+from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.pool import ConnectionPool, Seat
 from tui.sources.ssh.ssh_runner import SshRunner
@@ -70,8 +76,12 @@ class RemoteLog:
         self._owns_connection = pool is None
         self._pool = pool
         self._seat: Seat | None = None  # this log's place in the pool, taken at the first login
-        # The backfill connect() started for a log file, its plan read.
+        # The backfill connect() started, its plan read.
         self._first: _Backfill | None = None
+        # The backfill's channel, following the log once the backfill is read (stream()).
+        self._handoff: _Handoff | None = None
+        # What the opening channel was asked besides its backfill, by the text of each question.
+        self._answers = Answers()
         # Whether the user was told the box cannot say when the log was written.
         self._clock_noted = False
         # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
@@ -149,27 +159,47 @@ class RemoteLog:
         self.path = path
 
     async def _discover(self) -> str | None:
-        process = await self._open(
-            remote_commands.discover(self.target.path, self.prefilter, self.piece_bytes))
+        asks = self._asks()
+        process = await self._open(remote_commands.discover(
+            self.target.path, self.prefilter, self.piece_bytes, [ask for ask, _ in asks]))
         handed_on = False
         try:
             head = (await process.stdout.readline()).strip()
             if head == b"FILE":
                 if self.prefilter:
-                    self._first = await _Backfill.read(process, self.label)
-                    handed_on = True  # stream() reads on
+                    self._first, handed_on = await self._read_first(process, asks), True
                     return self._clock_note(self._first.plan.clock)
                 return None
-            rest = (await process.stdout.read()).decode("utf-8", "replace")
+            if head != b"DIR":
+                rest = b""
+            else:
+                try:
+                    rest = await process.stdout.readuntil(b"\0CHOOSE\0")
+                except asyncio.IncompleteReadError:
+                    raise _Dropped("the box's listing of the run directory was cut short") from None
+            said = self._choose(head, rest.decode("utf-8", "replace"))
+            chosen = self._chosen
+            if self.prefilter and chosen is not None and chosen[0] and "\n" not in chosen[2]:
+                # The box backfills the chosen log in this channel (a name with a newline
+                # cannot be sent as one line: its backfill gets a channel of its own).
+                process.stdin.write(chosen[2].encode("utf-8", "surrogateescape") + b"\n")
+                self._first, handed_on = await self._read_first(process, asks), True
+            else:
+                process.stdin.write(b"\n")
+            return said
         finally:
             if not handed_on:
                 process.close()
+
+    def _choose(self, head: bytes, listing: str) -> str:
+        """Take the log of a directory's listing (``discover``'s ``DIR`` records): the newest
+        with verl step lines, else the newest; the line saying which."""
         if head == b"MISSING":
             raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
         if head != b"DIR":
             raise SourceError(f"{self.label}: permission denied")
         candidates = []
-        for line in rest.split("\0"):
+        for line in listing.split("\0"):
             mtime, has_steps, path = (line.split(" ", 2) + ["", ""])[:3]
             if path and (mtime.isdigit() or mtime == "-"):  # "-": the box cannot say
                 candidates.append((has_steps == "1", int(mtime) if mtime != "-" else 0, path))
@@ -184,6 +214,29 @@ class RemoteLog:
         if chosen[1] == 0 and (note := self._clock_note(BoxClock(None, None, True))):
             said += f"; {note}"  # no mtime on this box: said now, where check prints it
         return said
+
+    def _asks(self) -> list[tuple[str, Callable[[], str]]]:
+        """What the opening channel asks beside the backfill, each with the text the question
+        would have as a command of its own once the log is known (the key of its answer):
+        the lines of the log that name its logger files, and which accelerator tools the
+        box has (nvidia-smi…)."""
+        from tui.parsers.verl_loggers import HINT_NEEDLES
+        from tui.sources.accelerators.detect import pollers_for, probe_argv
+        from tui.sources.ssh.ssh_runner import remote_command
+
+        runner = SshRunner(lambda: self.connection)
+        probe = remote_command(probe_argv([poller.tool for poller in pollers_for(runner, False)]))
+        return [(remote_commands.hint_lines_of('"$f"', HINT_NEEDLES),
+                 lambda: remote_commands.hint_lines(self.path, HINT_NEEDLES)),
+                (probe, lambda: probe)]
+
+    async def _read_first(self, process: Process, asks: list[tuple[str, Callable[[], str]]]
+                          ) -> _Backfill:
+        """The opening backfill, its plan read (stream() reads on), and its answers read as
+        they come."""
+        first = await _Backfill.read(process, self.label)
+        self._answers.expect([key() for _, key in asks], process.stderr)
+        return first
 
     def _clock_note(self, clock: BoxClock | None) -> str | None:
         """The note for a box that cannot say when the log was written, the first time only."""
@@ -206,7 +259,10 @@ class RemoteLog:
             self._first = None
 
     async def run(self, command: str, binary: bool = False) -> Any:
-        """``command``'s output on the box (text, or bytes with ``binary``)."""
+        """``command``'s output on the box (text, or bytes with ``binary``); a command the
+        opening channel asked already is answered from there, once."""
+        if (known := await self._answers.take(command)) is not None:
+            return known[1] if binary else known[1].decode("utf-8", "replace")
         if self._conn is None:  # between a drop and the reconnect another task is making
             raise SourceError(f"{self.target.host}: not connected")
         try:
@@ -242,6 +298,8 @@ class RemoteLog:
                             if event.lines:
                                 last, line = event.lines[-1]
                                 delivered = last + len(line)
+                        elif isinstance(event, Data):  # the line still being written: the
+                            offset = event.offset + len(event.data)  # follower reads on from its end
                     break
                 except _Dropped as dropped:
                     if not follow:
@@ -286,7 +344,8 @@ class RemoteLog:
     async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data | Status]:
         """Lines of ``[start, RESUME)`` matching the prefilter, in order, as the box's
         pieces send them (always at least one event, to say where RESUME is);
-        without ``follow``, then the bytes from RESUME to the end seen then.
+        then the bytes from RESUME to the end seen then. With ``follow``, the channel
+        is handed on to the follower (``_handoff``), whose tail starts where they end.
 
         A connection lost on the way raises ``_Dropped``.
         """
@@ -311,7 +370,14 @@ class RemoteLog:
                     yield Lines(lines, resume_at, written)
             if not said:
                 yield Lines([], resume_at, written)
-            if not follow and (rest := await _read_rest(backfill.process, output.unsplit)):
+            if follow:
+                handoff = await _Handoff.after_rest(backfill.process, output.unsplit, resume_at)
+                if handoff is None:  # the log changed under the backfill: a follower of its own
+                    return
+                rest, self._handoff, backfill = handoff.rest, handoff, None
+            else:
+                rest = await _read_rest(backfill.process, output.unsplit)
+            if rest:
                 end = resume_at + len(rest)
                 yield Data(resume_at, rest, clock.mtime_for(end) if clock is not None else None)
         except (OSError, asyncssh.Error) as error:
@@ -330,19 +396,34 @@ class RemoteLog:
             if rest:
                 yield Data(offset, rest, clock.mtime_for(offset + len(rest)) if clock else None)
             return
-        try:
-            process = await self.connection.create_process(remote_commands.follow(self.path, offset),
-                                                      encoding=None)
-        except (OSError, asyncssh.Error) as error:
-            raise _Dropped(str(error)) from None
-        errors: asyncio.Future = asyncio.create_task(process.stderr.readline())
+        handoff, self._handoff = self._handoff, None
+        if handoff is not None and handoff.offset != offset:
+            handoff.process.close()
+            handoff = None
+        if handoff is None:
+            try:
+                process = await self.connection.create_process(
+                    remote_commands.follow(self.path, offset), encoding=None)
+            except (OSError, asyncssh.Error) as error:
+                raise _Dropped(str(error)) from None
+        else:
+            process = handoff.process
+        # The backfill's channel: its stderr carries the opening's answers first.
+        errors: asyncio.Future = asyncio.create_task(
+            _after(self._answers.read(), process.stderr.readline) if handoff is not None
+            else process.stderr.readline())
         data_task: asyncio.Future | None = None
         caught_up = False
         try:
             # Printed before tail starts: the bytes below its size were written by its mtime.
-            clock = BoxClock.parse(await process.stdout.readline(), time.time())
+            clock = (handoff.clock if handoff is not None
+                     else BoxClock.parse(await process.stdout.readline(), time.time()))
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
+            if handoff is not None and handoff.pending:  # read with the backfill's last bytes
+                end = offset + len(handoff.pending)
+                yield Data(offset, handoff.pending, handoff.clock.mtime_for(end))
+                offset = end
             while True:
                 data_task = asyncio.create_task(process.stdout.read(_CHUNK))
                 while True:
@@ -391,6 +472,10 @@ class RemoteLog:
 
     async def close(self) -> None:
         self._drop_first_backfill()
+        if self._handoff is not None:
+            self._handoff.process.close()
+            self._handoff = None
+        self._answers.close()
         if not self._owns_connection:  # its owner (a source, the pool) closes it; a reconnect
             # makes our own, or asks the pool again
             self._conn, self._owns_connection = None, self._pool is None
@@ -404,11 +489,20 @@ class RemoteLog:
 
     def accelerator_host(self) -> AcceleratorHost:
         """The box itself, over this log's connection (one login serves both)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection), self.target.host, False)
+        return AcceleratorHost(SshRunner(lambda: self.connection, self._answers.take),
+                               self.target.host, False)
 
 
-async def _read_rest(process: Process, start: bytes) -> bytes:
-    """The ``REST <n>`` section that ends a backfill's output (``start``: its bytes read so far)."""
+async def _after(first: Awaitable[None], then: Callable[[], Awaitable[bytes]]) -> bytes:
+    """``then()``'s result, called once ``first`` is done (not before: cancelled meanwhile,
+    it is never started)."""
+    await first
+    return await then()
+
+
+async def _rest_section(process: Process, start: bytes) -> tuple[bytes, int, bytes]:
+    """The ``REST <n>`` section after a backfill's pieces (``start``: its bytes read so far):
+    up to n bytes, n, and the bytes read past them (the follower's ``CLOCK`` line, say)."""
     rest = start
     while b"\n" not in rest and (chunk := await process.stdout.read(_CHUNK)):
         rest += chunk
@@ -418,11 +512,46 @@ async def _read_rest(process: Process, start: bytes) -> bytes:
     size = int(header[5:])
     while len(rest) < size and (chunk := await process.stdout.read(size - len(rest))):
         rest += chunk
+    return rest[:size], size, rest[size:]
+
+
+async def _read_rest(process: Process, start: bytes) -> bytes:
+    """The bytes of the ``REST <n>`` section, for a reader that does not follow."""
+    rest, size, _ = await _rest_section(process, start)
     if len(rest) < size:  # the log shrank meanwhile (the script still ends well), or we were cut off
         await process.wait_closed()
         if process.returncode != 0:
             raise _Dropped("the backfill on the box ended before the end of the log")
     return rest
+
+
+@dataclass(frozen=True, slots=True)
+class _Handoff:
+    """A backfill's channel, now following the log: its REST bytes, where its tail starts
+    (``offset``), the ``CLOCK`` line printed before the tail started, and the tail's bytes
+    read with those (``pending``)."""
+
+    process: Process
+    rest: bytes
+    offset: int
+    clock: BoxClock
+    pending: bytes
+
+    @classmethod
+    async def after_rest(cls, process: Process, start: bytes, resume_at: int) -> _Handoff | None:
+        """Read the REST section and the CLOCK line after it; None (the channel closed) when
+        they do not fit together: the log shrank or was replaced while the backfill ran, so
+        the REST bytes may not be what they say, and a follower of its own reads from RESUME."""
+        rest, size, after = await _rest_section(process, start)
+        while b"\n" not in after and (chunk := await process.stdout.read(_CHUNK)):
+            after += chunk
+        line, _, pending = after.partition(b"\n")
+        clock = BoxClock.parse(line, time.time())
+        end = resume_at + size
+        if len(rest) < size or clock is None or clock.size is None or clock.size < end:
+            process.close()
+            return None
+        return cls(process, rest, end, clock, pending)
 
 
 @dataclass(frozen=True, slots=True)

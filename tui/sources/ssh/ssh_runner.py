@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 import asyncssh
 
@@ -21,7 +21,8 @@ from tui.sources.base import SourceError
 EXTRA_PATH = "/usr/local/sbin:/usr/local/Ascend/driver/tools:/usr/local/nvidia/bin"
 
 
-def _command(argv: Sequence[str]) -> str:
+def remote_command(argv: Sequence[str]) -> str:
+    """The shell text that runs ``argv`` on the box (also the key of an answer read before)."""
     return f"PATH=\"$PATH:{EXTRA_PATH}\" exec {shlex.join(argv)}"
 
 
@@ -34,15 +35,26 @@ def _bytes(output: bytes | str | None) -> bytes:
 class SshRunner:
     """Runs commands on one host through an open asyncssh connection."""
 
-    def __init__(self, connection: Callable[[], asyncssh.SSHClientConnection]) -> None:
+    def __init__(self, connection: Callable[[], asyncssh.SSHClientConnection],
+                 answered: Callable[[str], Awaitable[tuple[int, bytes] | None]] | None = None
+                 ) -> None:
         """``connection`` gives the connection to use now: a log's source replaces its
-        connection when it reconnects, and the tools must run over the new one."""
+        connection when it reconnects, and the tools must run over the new one.
+        ``answered``: the answer (exit status, stdout) to a command by its ``remote_command``
+        text, when a channel opened for something else asked it already (the log's backfill
+        asks which tools the box has; ``answers``), else None and the command runs."""
         self.connection = connection
+        self.answered = answered
 
     async def run(self, argv: Sequence[str], timeout: float = 30.0) -> bytes:
+        if self.answered and (known := await self.answered(remote_command(argv))) is not None:
+            status, stdout = known
+            if status != 0:
+                raise failure(argv, status, stdout)
+            return stdout
         try:
             result = await asyncio.wait_for(
-                self.connection().run(_command(argv), encoding=None, check=False), timeout)
+                self.connection().run(remote_command(argv), encoding=None, check=False), timeout)
         except asyncio.TimeoutError:
             raise CommandFailed(argv, None, b"", f"{argv[0]} did not answer within {timeout:g} s") from None
         except (OSError, asyncssh.Error, SourceError) as error:
@@ -54,7 +66,7 @@ class SshRunner:
 
     async def stream_lines(self, argv: Sequence[str]) -> AsyncGenerator[bytes, None]:
         try:
-            process = await self.connection().create_process(_command(argv), encoding=None,
+            process = await self.connection().create_process(remote_command(argv), encoding=None,
                                                              stderr=asyncssh.STDOUT)
         except (OSError, asyncssh.Error, SourceError) as error:
             raise CommandFailed(argv, None, str(error).encode()) from None
