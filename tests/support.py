@@ -534,3 +534,18 @@ class RecordingDriver:
 
     def stop_application_mode(self) -> None:
         self.stopped = True
+
+
+def count_figure_builds(plot: Any) -> Callable[[], int]:
+    """From now on, count the figures plotext builds for the chart ``plot`` (each a quarter
+    of a second on a wide chart); the function returned reads the count."""
+    builds = 0
+    build = plot.plt.build
+
+    def counted() -> str:
+        nonlocal builds
+        builds += 1
+        return build()
+
+    plot.plt.build = counted
+    return lambda: builds

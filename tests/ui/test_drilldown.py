@@ -17,6 +17,7 @@ from textual.geometry import Region
 
 from tests.support import (
     RUN,
+    count_figure_builds,
     dashboard_on,
     first_steps,
     go_to_step,
@@ -42,6 +43,7 @@ from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
+from tui.ui.widgets.chart_plot import ChartPlot
 from tui.ui.widgets.sample_card import SampleCard
 from tui.ui.widgets.step_log import StepLog
 from tui.ui.widgets.step_metrics import StepMetrics
@@ -248,6 +250,26 @@ async def test_help_lists_the_keys_of_the_current_screen(tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the detail again")
 
 
+async def test_one_help_screen_is_kept_and_shows_each_screen_its_own_keys(tmp_path):
+    log = first_steps(tmp_path, 3)
+    app = open_app(log)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 3, "3 steps")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the dashboard's help")
+        kept = app.screen
+        assert "sparkline" in text_of(kept.query_one("#guide"))
+        await pilot.press("escape")
+        await open_steps(pilot, app)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the steps' help")
+        assert app.screen is kept  # shown again, not composed anew
+        keys = text_of(kept.query_one("#keys"))
+        assert "ask for a step number and jump there" in keys and "focus the panel" not in keys
+        guide = text_of(kept.query_one("#guide"))
+        assert "newest on top" in guide and "sparkline" not in guide
+
+
 async def test_command_palette_opens_a_metric_chart_and_screens(tmp_path):
     log = first_steps(tmp_path, 3)
     app = open_app(log)
@@ -357,3 +379,22 @@ async def test_screens_opened_again_are_the_same_screens_still_whole(tmp_path):
             for back_to in (StepDetailScreen, StepsScreen, DashboardScreen):
                 await pilot.press("escape")
                 await wait_for(pilot, lambda: isinstance(app.screen, back_to), back_to.__name__)
+
+
+async def test_the_first_cursor_move_on_a_new_chart_builds_no_figure(tmp_path):
+    """``c`` builds the figure for the width the chart gets (before its first layout it
+    had none, and the first ← built the figure again, a quarter of a second on 100k steps)."""
+    app = open_app(first_steps(tmp_path, 30))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "30", "the run read")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart")
+        plot = app.screen.query_one(ChartPlot)
+        await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure drawn")
+        builds = count_figure_builds(plot)
+        await pilot.press("left")
+        await wait_for(pilot, lambda: "step 29 =" in text_of(app.screen.query_one("#title")),
+                       "the cursor on the step before")
+        await pilot.pause()
+        assert builds() == 0
+

@@ -114,7 +114,7 @@ class RlwatchApp(App[None]):
             dashboard = DashboardScreen(session.model, session.label, session.accelerators)
             self._dashboards[id(session)] = dashboard
         self.dashboard = dashboard
-        self._kept_screens.clear()  # made for the run shown before
+        self._drop_kept_screens()  # made for the run shown before
         self._judged_at = 0.0
         self._dirty = self._accelerators_dirty = True  # drawn at once, with all it holds
         self._next_redraw_at = 0.0
@@ -260,11 +260,21 @@ class RlwatchApp(App[None]):
         if kept is None:
             made = make()
             self._kept_screens[kind] = made
-            self.install_screen(made, name=f"kept-{kind.__name__}")
+            self.install_screen(made, name=f"kept-{kind.__name__}-{id(made)}")
             return made
         if kept in self.screen_stack:
             return make()
         return cast(KeptScreen, kept)
+
+    def _drop_kept_screens(self) -> None:
+        """Let go of the kept screens (a fleet shows another run): uninstalled and removed,
+        each with its widgets, unless it is on the stack still."""
+        for screen in self._kept_screens.values():
+            if screen not in self.screen_stack:
+                self.uninstall_screen(screen)
+                if screen.is_running:
+                    screen.remove()
+        self._kept_screens.clear()
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):
@@ -293,7 +303,10 @@ class RlwatchApp(App[None]):
         """Every key the current screen answers to (its own, its focused widget's, the app's)."""
         if not isinstance(self.screen, HelpScreen):
             bindings = [active.binding for active in self.screen.active_bindings.values()]
-            self.push_screen(HelpScreen(bindings, getattr(self.screen, "GUIDE", None)))
+            guide = getattr(self.screen, "GUIDE", None)
+            screen = self._kept(HelpScreen, lambda: HelpScreen(bindings, guide))
+            screen.show(bindings, guide)
+            self.push_screen(screen)
 
     def action_steps(self) -> None:
         if not isinstance(self.screen, StepsScreen):

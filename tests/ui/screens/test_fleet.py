@@ -125,7 +125,10 @@ async def test_enter_opens_the_runs_dashboard_and_escape_comes_back(tmp_path):
             assert isinstance(app.screen, FleetScreen) and app.fleet.current.name == "runs/critical"
             await pilot.press("down", "enter")
             assert isinstance(app.screen, DashboardScreen) and app.session.model.last_step == 2
-            await pilot.press("escape")
+            await pilot.press("s")  # this run's own steps, not the first run's kept screen
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "StepsScreen", "the steps")
+            assert app.screen.query_one("#title").render().plain.startswith("Steps  2 ")
+            await pilot.press("escape", "escape")
             assert isinstance(app.screen, FleetScreen)
     finally:
         await closed(app, pool)

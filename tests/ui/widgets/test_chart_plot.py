@@ -10,6 +10,7 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
+from tests.support import count_figure_builds
 from tui.ui.widgets.chart_plot import ChartPlot
 
 LINE, MARK = (200, 100, 0), (250, 0, 50)
@@ -75,24 +76,16 @@ async def test_moving_the_cursor_builds_no_figure():
         plot.draw()
         plot.show_cursor(STEPS[10], VALUES[10], LINE, MARK)
         await pilot.pause()
-        builds = 0
-        build = plot.plt.build
-
-        def counted() -> str:
-            nonlocal builds
-            builds += 1
-            return build()
-
-        plot.plt.build = counted
+        builds = count_figure_builds(plot)
         before = lines(plot)
         plot.show_cursor(STEPS[200], VALUES[200], LINE, MARK)
         await pilot.pause()
         after = lines(plot)
-        assert builds == 0 and after != before
+        assert builds() == 0 and after != before
         column, _ = plot.cursor_cell()
         assert any(line[column] == "│" for line in after)
 
         plot.draw()  # new data: the figure is built again
         await pilot.pause()
         lines(plot)
-        assert builds == 1
+        assert builds() == 1

@@ -188,12 +188,16 @@ class ChartScreen(Screen[None]):
         index = self._cursor()
         series = run.model.series.get(self.key)
         validation, _ = run.model.series_for(VALIDATION)
+        # The plot spans the screen: before its first layout (``c`` opening the chart) the
+        # screen's width is the one it will have, so the figure is built once, for it (built
+        # for no width, the first ← built it again: a quarter of a second on 100k points).
+        width = plot.size.width or self.app.size.width
         built = (self.key, id(series), len(steps), series.rewrites if series is not None else 0,
-                 plot.size, tuple(bands_for(self.key, run)),
+                 width, tuple(bands_for(self.key, run)),
                  (id(validation), len(validation), validation.rewrites) if validation is not None else None)
         if built != self._built:
             self._built = built
-            self._build(plot, steps, values)
+            self._build(plot, steps, values, width)
         titled = (self.key, index, len(steps), built[3], id(run.findings))
         if titled != self._titled:
             self._titled = titled
@@ -203,14 +207,14 @@ class ChartScreen(Screen[None]):
                          values[index] if index is not None and math.isfinite(values[index]) else None,
                          colours["secondary"], colours["error"])
 
-    def _build(self, plot: ChartPlot, steps: array, values: array) -> None:
+    def _build(self, plot: ChartPlot, steps: array, values: array, width: int) -> None:
         """The figure without the cursor: the curve, the rule bands, the validation points."""
         plt = plot.plt
         plt.clear_data()
         plt.xlabel("step")
         if steps:
             colours = self._colours()
-            buckets = max(10, plot.size.width - 12)  # the plot's columns, less the y axis
+            buckets = max(10, width - 12)  # the plot's columns, less the y axis
             xs, ys = envelope(steps, values, buckets)
             plt.plot(xs, ys, marker="braille", color=colours["primary"], label=safe_text(self.key))
             for label, level in bands_for(self.key, run_context(self)):

@@ -80,8 +80,23 @@ class HelpScreen(ModalScreen[None]):
             box.border_title = "rlwatch keys"
             box.border_subtitle = "esc close  ↑↓ scroll"
             yield Static(self._key_table(), id="keys")
-            if self.guide:
-                yield Static(Content(self.guide), id="guide")
+            guide = Static(Content(self.guide or ""), id="guide")
+            guide.display = bool(self.guide)
+            yield guide
+
+    def show(self, bindings: list[Binding], guide: str | None = None) -> None:
+        """List these keys and this guide: the app keeps one help screen and shows it for
+        each screen in turn (composing it anew was most of what ``?`` cost), from the top."""
+        if not self.is_mounted:
+            self.bindings, self.guide = bindings, guide
+            return
+        if (bindings, guide) != (self.bindings, self.guide):
+            self.bindings, self.guide = bindings, guide
+            self.query_one("#keys", Static).update(self._key_table())
+            text = self.query_one("#guide", Static)
+            text.update(Content(guide or ""))
+            text.display = bool(guide)
+        self.query_one(VerticalScroll).scroll_home(animate=False)
 
     def _key_table(self) -> Content:
         """A row per action with all its keys ("k/↑"); keys hidden from the footer

@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, TabbedContent, TabPane
 
 from tui.model.aliases import STEP_TIME
 from tui.model.series import Series
@@ -33,6 +33,7 @@ from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.title_bar import TitleBar
 from tui.ui.widgets.phase_bar import PhaseBar
+from tui.ui.widgets.steady_text import SteadyText
 from tui.ui.widgets.step_dumps import StepDumps
 from tui.ui.widgets.step_log import StepLog
 from tui.ui.widgets.step_metrics import StepMetrics
@@ -112,7 +113,6 @@ class StepDetailScreen(Screen[None]):
         super().__init__()
         self.step = step
         self._elapsed = RunningTotal()
-        self._rules_shown: Content | None = None
         # tab id → the step whose text or dumps it holds
         self._filled: dict[str, int] = {}
 
@@ -121,7 +121,7 @@ class StepDetailScreen(Screen[None]):
         with TabbedContent(initial="metrics"):
             with TabPane("Metrics", id="metrics"):
                 with Vertical(id="metrics-pane"):
-                    yield Static(id="rules")
+                    yield SteadyText(id="rules")
                     yield PhaseBar()
                     yield StepMetrics()
             with TabPane("Log", id="log"):
@@ -143,10 +143,7 @@ class StepDetailScreen(Screen[None]):
                    if (value := series.value_at(step)) is not None}
         hits = hits_at(run.findings, step)
         self.query_one(TitleBar).update(self._title(run, step, hits, self._elapsed))
-        rules = self._rules(run, step, hits)
-        if rules != self._rules_shown:  # a new text lays the screen out again
-            self._rules_shown = rules
-            self.query_one("#rules", Static).update(rules)
+        self.query_one("#rules", SteadyText).update(self._rules(run, step, hits))
         self.query_one(PhaseBar).show(metrics)
         self.query_one(StepMetrics).show_step(model, step)
         self._fill_tab(self.query_one(TabbedContent).active)

@@ -46,7 +46,7 @@ class StepsScreen(Screen[None]):
     )
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        yield StepTable(run_context(self).model)
+        yield StepTable(run_context(self).model, on_move=self._cursor_moved)
         yield FilterInput(placeholder="filter: rule id, crit, warn, ok or a metric (empty: all)")
         yield KeyBar()
 
@@ -85,8 +85,7 @@ class StepsScreen(Screen[None]):
         self.query_one(TitleBar).update(
             Content.assemble(("Steps", "bold"), "  ", what, "  ", state))
 
-    def on_step_table_moved(self, event: StepTable.Moved) -> None:
-        event.stop()
+    def _cursor_moved(self) -> None:
         self._show_title(self.query_one(StepTable), run_context(self).model.step_count)
 
     def action_go_to(self) -> None:

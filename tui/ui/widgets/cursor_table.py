@@ -56,9 +56,11 @@ class CursorTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - height + 1, animate=False)
         else:
             # Only the two rows the cursor left and reached change: repaint those lines
-            # (line 0 is the header), not the whole table.
-            self.refresh_lines(before + 1)
-            self.refresh_lines(self.cursor + 1)
+            # (line 0 is the header), not the whole table; none when it stayed (a resize,
+            # whose repaint would be one more frame after the one that drew the new size).
+            if self.cursor != before:
+                self.refresh_lines(before + 1)
+                self.refresh_lines(self.cursor + 1)
             return
         self.refresh()
 

@@ -5,7 +5,10 @@ whenever the screen's bindings change, which they do each time a screen
 comes back to the front: on this 2-core machine that recompose was half of
 what pressing ``?`` and closing the help cost with the dashboard behind it
 (about 80 ms of 150). This bar is one widget that draws the same line and is
-only repainted.
+only repainted, and only when what it shows changed: Textual announces new
+bindings on every focus change, and again once the frame after it is drawn,
+and each repaint of an unchanged bar was one more frame written after the
+key's own (about 25 ms later: the next tick of the screen's update timer).
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class KeyBar(Widget, can_focus=False):
         super().__init__()
         # (first column, last column + 1, key) of each item drawn, for clicks.
         self._spans: list[tuple[int, int, str]] = []
+        # What the bar last drew (each shown item's key, its display, words and state).
+        self._drawn: tuple | None = None
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -63,12 +68,17 @@ class KeyBar(Widget, can_focus=False):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def _bindings_changed(self, screen) -> None:
-        if screen is self.screen:
+        if screen is self.screen and self._signature(self._items()) != self._drawn:
             self.refresh()
+
+    def _signature(self, items: list[tuple[Binding, bool]]) -> tuple:
+        return tuple((binding.key, self.app.get_key_display(binding), binding.description, enabled)
+                     for binding, enabled in items)
 
     def render(self) -> RenderResult:
         palette = self.app.COMMAND_PALETTE_BINDING
         items = self._items()
+        self._drawn = self._signature(items)
         left = [(binding.key, self._item(binding, enabled)) for binding, enabled in items
                 if binding.key != palette]
         right = [(binding.key, self._item(binding, enabled)) for binding, enabled in items

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
+from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -130,6 +131,7 @@ class StepMetrics(CursorTable):
         self._widths = [cell_len(title) for title in HEADER]
         # key → (points, rewrites, median) of the series when it was worked out.
         self._medians: dict[str, tuple[int, int, float | None]] = {}
+        self._sized = Size(0, 0)
 
     # -- what it shows -------------------------------------------------------
 
@@ -156,8 +158,11 @@ class StepMetrics(CursorTable):
             rows.append(Row(None, [f"{safe_text(group)}  ({len(keys)})", "", "", "", ""]))
             rows.extend(Row(key, self._cells(key, present[key], step)) for key in keys)
         self.rows = rows
-        self._widths = [max([cell_len(title)] + [cell_len(row.cells[at]) for row in rows])
-                        for at, title in enumerate(HEADER)]
+        # Columns only widen: ``[`` and ``]`` keep the table's width, so a step repaints
+        # its rows without a new layout (a narrower step changed the virtual size, and the
+        # layout, the scroll bars and the Resize after it were frames drawn after the key's).
+        self._widths = [max([width] + [cell_len(row.cells[at]) for row in rows])
+                        for at, width in enumerate(self._widths)]
         self.virtual_size = Size(self._row_width(), len(rows) + 1)
         # On the same metric as before, else on the first metric (row 0 is a group).
         kept = next((at for at, row in enumerate(rows) if keep is not None and row.key == keep), 1)
@@ -244,5 +249,9 @@ class StepMetrics(CursorTable):
         scroll_x = int(self.scroll_x)
         return Strip(segments).crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
 
-    def on_resize(self) -> None:
-        self._move(self.cursor)
+    def on_resize(self, event: events.Resize) -> None:
+        """Keep the cursor in view when the table's own size changed (a new virtual size
+        from ``show_step`` comes with a Resize too, after the rows were drawn)."""
+        if event.size != self._sized:
+            self._sized = event.size
+            self._move(self.cursor)

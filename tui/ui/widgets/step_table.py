@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.cells import set_cell_size
@@ -121,12 +122,15 @@ class StepTable(CursorTable):
             super().__init__()
             self.step = step
 
-    class Moved(Message):
-        """The cursor went to another row: the screen's title says whether it follows."""
-
-    def __init__(self, model: RunModel, *, id: str | None = None) -> None:
+    def __init__(self, model: RunModel, *, on_move: Callable[[], None] | None = None,
+                 id: str | None = None) -> None:
+        """``on_move`` is called as the cursor goes to another row (the steps screen's title
+        says whether it follows): called, not sent as a message, since a message reached
+        the screen after the table's two repainted rows were drawn, and the title came a
+        frame later, the next tick of the screen's update timer (about 25 ms)."""
         super().__init__(id=id)
         self.model = model
+        self._on_move = on_move
         self.findings: list[Finding] = []
         self.query_text = ""
         # The filtered steps (ascending), or None to show every step of the index.
@@ -216,7 +220,8 @@ class StepTable(CursorTable):
             self.post_message(self.Selected(step))
 
     def _moved(self) -> None:
-        self.post_message(self.Moved())
+        if self._on_move is not None:
+            self._on_move()
 
     # -- drawing ------------------------------------------------------------
 
