@@ -103,8 +103,10 @@ def test_a_data_set_is_named_by_its_last_part_unless_two_share_it():
                                                           "aime": "aime"}
 
 
-async def test_a_kept_chart_takes_a_new_theme_and_the_focus_background(tmp_path: Path):
-    """The chart keeps its rows between repaints: a theme or focus change must still recolour them."""
+async def test_a_kept_chart_takes_a_new_theme_and_focus_moves_only_the_title(tmp_path: Path):
+    """The chart keeps its rows between repaints: a theme change must still recolour them. Focus
+    shows in the title (reversed) alone: a focus background would repaint every row of two
+    panels a frame after the arrow key."""
     app = open_app(first_steps(tmp_path, 20))
     async with app.run_test(size=(200, 50)) as pilot:
         await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
@@ -122,12 +124,15 @@ async def test_a_kept_chart_takes_a_new_theme_and_the_focus_background(tmp_path:
                     for segment in chart.render_line(y)}
 
         assert line_colours() == {Color.parse(app.theme_variables["primary"]).hex.lower()}
+        dark = backgrounds()
         app.theme = "textual-light"
         await pilot.pause(0.3)
         assert line_colours() == {Color.parse(app.theme_variables["primary"]).hex.lower()}
         focused = backgrounds()
-        assert focused == {reward.rich_style.bgcolor}
-        await pilot.press("right")  # the focus moves on: the panel's background changes
+        assert focused == {reward.rich_style.bgcolor} != dark
+        assert app.focused is reward and reward.styles.border_title_style.reverse
+        await pilot.press("right")
         await wait_for(pilot, lambda: app.focused is not reward, "the next panel focused")
         await pilot.pause(0.2)
-        assert backgrounds() == {reward.rich_style.bgcolor} != focused
+        assert backgrounds() == focused
+        assert not reward.styles.border_title_style.reverse
