@@ -369,10 +369,14 @@ def comparable(result: dict) -> dict:
 
 
 @asynccontextmanager
-async def following(log, on_status=None, host: str = "gpu") -> AsyncIterator[RunModel]:
-    """A model fed by a RemoteLog of ``log`` through the ``host`` alias, following until the block ends."""
+async def following(log, on_status=None, host: str = "gpu",
+                    notes: list[str] | None = None) -> AsyncIterator[RunModel]:
+    """A model fed by a RemoteLog of ``log`` through the ``host`` alias, following until the block
+    ends; ``notes`` gets the connection's note for the user (which log of a folder it chose)."""
     source = RemoteLog(RemoteTarget(host, str(log)), NEEDLES)
-    await source.connect()
+    note = await source.connect()
+    if notes is not None and note is not None:
+        notes.append(note)
     model = RunModel()
     task = asyncio.create_task(Feed(source, model, on_status=on_status).run(follow=True))
     try:

@@ -16,10 +16,8 @@ from tests.corpus import verl_log
 from tests.sources.accelerators.conftest import H100_REAL
 from tests.sources.accelerators.replay import install
 from tests.sshd import Sshd, processes_mentioning
-from tests.support import rlwatch_as, until
-from tui.model.run_model import RunModel
+from tests.support import following, rlwatch_as, until
 from tui.parsers.log_scanner import NEEDLES
-from tui.session.feed import Feed
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
 
@@ -96,21 +94,14 @@ async def test_a_followed_run_is_found_backfilled_and_followed_in_one_channel(cl
                                                                            tmp_path):
     alias, box = counted()
     run = run_of(tmp_path)
-    source = RemoteLog(RemoteTarget(alias, str(run)), NEEDLES)
-    note = await source.connect()
-    assert note is not None and "train.log" in note
-    model = RunModel()
-    task = asyncio.create_task(Feed(source, model).run(follow=True))
-    try:
+    notes: list[str] = []
+    async with following(run, host=alias, notes=notes) as model:
+        assert len(notes) == 1 and "train.log" in notes[0]
         await until(lambda: model.step_count == 1120, timeout=20, what="the backfill")
         with open(run / "train.log", "a") as log:
             log.write("step:1121 - critic/score/mean:0.5 - actor/pg_loss:0.1\n")
         await until(lambda: model.last_step == 1121, timeout=10, what="the appended step")
         assert len(await sessions(box, 1)) == 1
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await source.close()
     await until(lambda: not processes_mentioning(str(run)), timeout=5, what="the follower ending")
 
 
@@ -139,11 +130,7 @@ async def test_a_line_still_being_written_is_followed_once_and_whole_in_the_same
     run = run_of(tmp_path)
     with open(run / "train.log", "a") as log:
         log.write("step:1121 - critic/score/mean:0.25")  # the trainer is still printing it
-    source = RemoteLog(RemoteTarget(alias, str(run)), NEEDLES)
-    await source.connect()
-    model = RunModel()
-    task = asyncio.create_task(Feed(source, model).run(follow=True))
-    try:
+    async with following(run, host=alias) as model:
         await until(lambda: model.step_count == 1120, timeout=20, what="the backfill")
         with open(run / "train.log", "a") as log:
             log.write(" - actor/pg_loss:0.125\n")
@@ -152,10 +139,6 @@ async def test_a_line_still_being_written_is_followed_once_and_whole_in_the_same
         assert model.latest()["actor/pg_loss"] == 0.125
         assert model.latest()["critic/score/mean"] == 0.25
         assert len(await sessions(box, 1)) == 1
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await source.close()
 
 
 async def test_the_gpus_and_their_processes_are_asked_at_once(client_home, counted, tmp_path):
