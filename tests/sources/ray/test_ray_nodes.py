@@ -140,15 +140,21 @@ async def test_ray_ssh_polls_the_workers_gpus_through_the_head(cluster, ray_head
         await session.close()
 
 
-async def test_a_worker_that_cannot_be_reached_directly_says_so_on_its_line(cluster, ray_head, ray_jobs,
-                                                                            tmp_path, monkeypatch):
-    """ray+http:// reaches a worker directly; where its SSH port answers nothing, the worker's
-    accelerator line says why and how ray:// would reach it instead."""
+def a_user_whose_worker_port_answers_nothing(cluster: Cluster, ray_head, tmp_path, monkeypatch) -> None:
+    """This process's environment as a user whose ssh_config sends the worker's address to a
+    port where nothing listens."""
     home = ClientHome(tmp_path / "home")
     with open(home.config, "a") as config:
         config.write(f"Host {NODE_IP}\n  Port {free_port()}\n  IdentityFile {home.key}\n")
     for name, value in dict(user_env(cluster, ray_head), HOME=str(home.path)).items():
         monkeypatch.setenv(name, value)
+
+
+async def test_a_worker_that_cannot_be_reached_directly_says_so_on_its_line(cluster, ray_head, ray_jobs,
+                                                                            tmp_path, monkeypatch):
+    """ray+http:// reaches a worker directly; where its SSH port answers nothing, the worker's
+    accelerator line says why and how ray:// would reach it instead."""
+    a_user_whose_worker_port_answers_nothing(cluster, ray_head, tmp_path, monkeypatch)
     source = RayJobLog(parse_ray_target(ray_head.target(ray_jobs["ok"])), poll_s=0.5)
     session = RunSession(source)
     await session.connect()
@@ -173,11 +179,7 @@ async def test_a_check_names_an_unreachable_worker_once_in_its_note(cluster, ray
                                                                      tmp_path, monkeypatch):
     """A check's note for a worker it cannot reach reads "127.0.0.2: cannot connect …", the
     address once (the connection's own error names it already)."""
-    home = ClientHome(tmp_path / "home")
-    with open(home.config, "a") as config:
-        config.write(f"Host {NODE_IP}\n  Port {free_port()}\n  IdentityFile {home.key}\n")
-    for name, value in dict(user_env(cluster, ray_head), HOME=str(home.path)).items():
-        monkeypatch.setenv(name, value)
+    a_user_whose_worker_port_answers_nothing(cluster, ray_head, tmp_path, monkeypatch)
     session = RunSession(RayJobLog(parse_ray_target(ray_head.target(ray_jobs["ok"])), poll_s=0.5))
     await session.connect()
     try:
