@@ -156,17 +156,18 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
     open_ratio = statistics.median(f["open_s"] / o["open_s"] for o, f in results)
     memory_ratio = statistics.median((f["rss_mb"] / runs) / o["rss_mb"] for o, f in results)
     fleet_idle = statistics.median(f["idle"] for _, f in results)
-    one_open = statistics.median(o["open_s"] for o, _ in results)
-    fleet_open = statistics.median(f["open_s"] for _, f in results)
-    one_rss = statistics.median(o["rss_mb"] for o, _ in results)
-    fleet_rss = statistics.median(f["rss_mb"] for _, f in results)
-    one_idle = statistics.median(o["idle"] for o, _ in results)
-    one_cpu = statistics.median(o["open_cpu_s"] for o, _ in results)
-    fleet_cpu = statistics.median(f["open_cpu_s"] for _, f in results)
-    one_box = statistics.median(o["box_cpu_s"] for o, _ in results)
-    fleet_box = statistics.median(f["box_cpu_s"] for _, f in results)
-    one_sessions = statistics.median(o["sessions"] for o, _ in results)
-    fleet_sessions = statistics.median(f["sessions"] for _, f in results)
+
+    def medians(figure: str) -> tuple[float, float]:
+        """The median of ``figure`` over the pairs: one run's, the fleet's."""
+        return (statistics.median(o[figure] for o, _ in results),
+                statistics.median(f[figure] for _, f in results))
+
+    one_open, fleet_open = medians("open_s")
+    one_rss, fleet_rss = medians("rss_mb")
+    one_idle = medians("idle")[0]
+    one_cpu, fleet_cpu = medians("open_cpu_s")
+    one_box, fleet_box = medians("box_cpu_s")
+    one_sessions, fleet_sessions = medians("sessions")
     each = f"{pairs} alternating pairs, median"
     return [
         Row(f"fleet of {runs} runs on {HOSTS} loopback hosts: start → every step of every run "
