@@ -65,6 +65,20 @@ def test_announced_paths_win_over_the_default_layout(tmp_path):
     assert find_logger_files(log, tmp_path).tensorboard == elsewhere / "tb"
 
 
+def test_a_run_copied_off_the_box_finds_its_files_by_the_announced_paths_tail(tmp_path):
+    """The log says ``/home/u/runs/cola/proj/exp.jsonl`` (where the box ran it) and nothing
+    else; the run directory was copied here, or is mounted elsewhere on a login node: the
+    same layout under it."""
+    log = tmp_path / "console.log"
+    log.write_text("Total training steps: 8\n"
+                   "Creating file logger at /home/u/runs/cola/proj/exp.jsonl\n")
+    (tmp_path / "proj").mkdir()
+    shutil.copy(JSONL, tmp_path / "proj" / "other.jsonl")  # not what the log names
+    assert find_logger_files(log, tmp_path).jsonl is None
+    shutil.copy(JSONL, tmp_path / "proj" / "exp.jsonl")
+    assert find_logger_files(log, tmp_path).jsonl == tmp_path / "proj/exp.jsonl"
+
+
 def test_a_logger_in_use_whose_files_are_missing_is_explained(tmp_path):
     found = find_logger_files(run_log(tmp_path / "grpo.log"), tmp_path)
     assert (found.jsonl, found.tensorboard) == (None, None)

@@ -48,8 +48,27 @@ def bases_of(log: PurePath, run_dir: PurePath | None) -> list[PurePath]:
 
 def candidate_paths(hints: LoggerHints, bases: list[PurePath]) -> list[PurePath]:
     """Every place ``choose_logger_files`` may look, so a remote host can list them in one go."""
-    return [base / candidate for candidate in [*hints.jsonl_paths(), *hints.tensorboard_paths()]
+    return [base / candidate
+            for candidate in [*_moved(hints.jsonl_paths()), *_moved(hints.tensorboard_paths())]
             for base in bases]
+
+
+# How much of an announced absolute path names the run's own files: verl's
+# ``<project>/<experiment>.jsonl`` and ``tensorboard_log/<project>/<experiment>``.
+_RUN_TAIL = 3
+
+
+def _moved(announced: list[PurePath]) -> list[PurePath]:
+    """The announced paths, and for an absolute one its tails (``tensorboard_log/p/e``, ``p/e``)
+    under the bases as well: a run directory copied off the box, or seen from a login node
+    through another mount, keeps its own layout while the prefix the trainer printed is gone."""
+    out: list[PurePath] = []
+    for path in announced:
+        out.append(path)
+        if path.is_absolute():
+            parts = path.parts[1:]
+            out += [PurePath(*parts[-n:]) for n in range(min(_RUN_TAIL, len(parts) - 1), 1, -1)]
+    return list(dict.fromkeys(out))
 
 
 def choose_logger_files(hints: LoggerHints, bases: list[PurePath],
@@ -61,9 +80,10 @@ def choose_logger_files(hints: LoggerHints, bases: list[PurePath],
     disk, or a listing fetched from the training box.
     """
     notes: list[str] = []
-    jsonl = _first(hints, "file", hints.jsonl_paths(), bases, is_file, notes, "a file-logger JSONL")
-    tensorboard = _first(hints, "tensorboard", hints.tensorboard_paths(), bases, has_events, notes,
-                         "TensorBoard event files")
+    jsonl = _first(hints, "file", _moved(hints.jsonl_paths()), bases, is_file, notes,
+                   "a file-logger JSONL")
+    tensorboard = _first(hints, "tensorboard", _moved(hints.tensorboard_paths()), bases, has_events,
+                         notes, "TensorBoard event files")
     return LoggerFiles(jsonl, tensorboard, tuple(notes))
 
 
