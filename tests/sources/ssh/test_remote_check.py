@@ -162,3 +162,25 @@ def test_a_log_reached_through_a_symlink_is_read_whole(ssh_world, tmp_path):
     local = rlwatch_as(home, "check", str(tmp_path / "run_0412.log"), "--json")
     assert comparable(json.loads(remote.stdout)) == comparable(json.loads(local.stdout)), remote.stderr
     assert json.loads(remote.stdout)["run"]["steps"] == 1120
+
+
+def test_a_run_directory_offers_its_symlinked_logs_by_what_they_name(ssh_world, tmp_path):
+    """A run directory whose newest log is a link to a file kept elsewhere (``logs/latest.log
+    -> /scratch/run_0412.log``) is chosen by the file's age, as locally: the box's ``find
+    -type f`` skipped the link, and ``stat`` without ``-L`` dated the link itself."""
+    home, _, _ = ssh_world
+    run, scratch = tmp_path / "run", tmp_path / "scratch"
+    (run / "logs").mkdir(parents=True)
+    scratch.mkdir()
+    shutil.copy(verl_log("031"), run / "logs" / "older.log")
+    shutil.copy(verl_log("032"), scratch / "run_0412.log")
+    link = run / "logs" / "latest.log"
+    link.symlink_to(scratch / "run_0412.log")
+    (run / "logs" / "gone.log").symlink_to(scratch / "deleted.log")  # dangling: no candidate
+    os.utime(run / "logs" / "older.log", (1_600_000_000, 1_600_000_000))
+    os.utime(link, (1_500_000_000, 1_500_000_000), follow_symlinks=False)  # the link is older
+    remote = rlwatch_as(home, "check", f"gpu:{run}", "--json")
+    local = rlwatch_as(home, "check", str(run), "--json")
+    assert json.loads(remote.stdout)["run"]["log"] == f"gpu:{link}", remote.stderr
+    assert json.loads(local.stdout)["run"]["log"] == str(link)
+    assert json.loads(remote.stdout)["run"]["steps"] == 1120

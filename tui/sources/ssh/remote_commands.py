@@ -89,7 +89,7 @@ if [ -f "$p" ] && [ -r "$p" ]; then echo FILE
 elif [ -f "$p" ]; then echo DENIED
 elif [ -d "$p" ]; then
   if [ -r "$p" ] && [ -x "$p" ]; then echo DIR
-    find "$p" -maxdepth 3 -type f \( -name '*.log' -o -name '*.out' -o -name '*.txt' \) -exec sh -c @PER_FILE@ sh {} + 2>/dev/null
+    find "$p" -maxdepth 3 \( -type f -o -type l \) \( -name '*.log' -o -name '*.out' -o -name '*.txt' \) -exec sh -c @PER_FILE@ sh {} + 2>/dev/null
     printf '\0CHOOSE\0'
 @CHOSEN@
   else echo DENIED; fi
@@ -116,9 +116,11 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
     sniff = (f"{{ head -c {SNIFF_BYTES} \"$f\"; tail -c {SNIFF_BYTES} \"$f\"; }} 2>/dev/null "
              f"| LC_ALL=C grep -aqE {shlex.quote(STEP_LINE_ERE)}")
     # The mtime as box_clock's STAMP reads it (a box without stat -c), "-" where none can.
-    mtime = ('m=$(stat -c %Y -- "$f" 2>/dev/null || date -r "$f" +%s 2>/dev/null '
-             '|| stat -f %m -- "$f" 2>/dev/null); ')
-    per_file = f"for f; do if {sniff}; then s=1; else s=0; fi; {mtime}" \
+    mtime = ('m=$(stat -L -c %Y -- "$f" 2>/dev/null || date -r "$f" +%s 2>/dev/null '
+             '|| stat -L -f %m -- "$f" 2>/dev/null); ')
+    # A symlinked log (``latest.log -> run_0412.log``) is a candidate by what it names, as
+    # locally: ``-type l`` lets it through find, ``-f`` drops a dangling one or a folder's.
+    per_file = f"for f; do [ -f \"$f\" ] || continue; if {sniff}; then s=1; else s=0; fi; {mtime}" \
                "printf '%s %s %s\\0' \"${m:--}\" \"$s\" \"$f\"; done"
     then = f'set -- "$p" 0\n{_backfill_script(needles, chunk_bytes, asks)}' if needles else ":"
     chosen = (f'IFS= read -r p && [ -n "$p" ] && {{ set -- "$p" 0\n'
