@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 
 from tests.support import rlwatch
+from tui.session.run_session import RunSession
+from tui.sources.ray.address import parse_ray_target
+from tui.sources.ray.ray_job import RayJobLog
 
 
 def checked(ray_head, job: str, env: dict | None = None):
@@ -129,3 +132,28 @@ def test_the_heads_accelerators_are_the_jobs(ray_head, ray_jobs, tmp_path):
     assert done.returncode == 1, done.stderr
     (gpu,) = result["accelerators"]
     assert "H100" in gpu["name"] and gpu["util_pct"] == 100
+
+
+async def test_a_check_downloads_an_ended_jobs_log_once(ray_head, ray_jobs, monkeypatch):
+    """Ray serves a driver log only whole: reading the run once (its config head and sample
+    windows reach past a small log's end) fetches it once, not once more per such read."""
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN"):
+        monkeypatch.setenv(name, ray_head.env[name])
+    source = RayJobLog(parse_ray_target(ray_head.target(ray_jobs["ok"])))
+    session = RunSession(source, watch_accelerators=False)
+    fetched: list[str] = []
+    await session.connect()
+    try:
+        whole = source.api.logs
+
+        async def counted(submission_id: str) -> str:
+            fetched.append(submission_id)
+            return await whole(submission_id)
+
+        monkeypatch.setattr(source.api, "logs", counted)
+        await session.load()
+        assert session.model.last_step == 8
+        assert b"step:8 - " in await source.read_range(0, 1 << 30)
+    finally:
+        await session.close()
+    assert len(fetched) == 1

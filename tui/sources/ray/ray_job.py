@@ -69,6 +69,8 @@ class RayJobLog:
         self._nodes: tuple[str, ...] = ()
         self._spool = Spool()
         self._following = False  # then the log stream alone fills the spool, and says so
+        self._filled_at: float | None = None  # when ``_fill`` last fetched the whole log
+        self._filled_whole = False  # ... after the job was seen ended: the log grows no more
         self._forwarding = asyncio.Lock()
 
     @property
@@ -179,7 +181,9 @@ class RayJobLog:
 
     async def _fill(self) -> None:
         """Bring the spool up to the log as it is now (Ray serves it whole, never a range)."""
+        ended = self._job is not None and self._job.record(()).ended  # seen before the fetch
         data = (await self.api.logs(self.job.submission_id or self.job.name)).encode("utf-8", "replace")
+        self._filled_at, self._filled_whole = time.monotonic(), ended
         if len(data) > self._spool.size:  # the spool holds a prefix of the log
             self._spool.append(data[self._spool.size:])
 
@@ -265,9 +269,17 @@ class RayJobLog:
     async def read_range(self, start: int, end: int) -> bytes:
         """The bytes in ``[start, end)`` of the log as it has arrived (not following, as it
         is now: the bytes the log stream has not brought yet are the stream's to deliver)."""
-        if end > self._spool.size and not self._following:
+        if end > self._spool.size and not self._following and not self._filled_lately():
             await self._fill()
         return await self._spool.read(start, end)
+
+    def _filled_lately(self) -> bool:
+        """Whether the spool holds the log as it is now: fetched after the job ended (its log
+        grows no more), or less than a state poll ago. Ray serves the log only whole, so a
+        ``check`` that reads past the end (a small log's config head, a sample's window) would
+        otherwise download it all again."""
+        return self._filled_whole or (self._filled_at is not None
+                                      and time.monotonic() - self._filled_at < self.poll_s)
 
     def accelerator_host(self) -> AcceleratorHost:
         """The head: over the SSH connection of ``ray://``; this machine for a dashboard on
