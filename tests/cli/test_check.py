@@ -5,11 +5,12 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.corpus import verl_log
-from tests.support import rlwatch
+from tests.support import rlwatch, stalled_of, touch
 
 
 def check_json(path, *extra: str) -> dict:
@@ -38,11 +39,15 @@ WHOLE_RUNS = {
 
 
 @pytest.mark.parametrize("prefix", sorted(WHOLE_RUNS))
-def test_whole_run_logs_report_exact_values(prefix):
+def test_whole_run_logs_report_exact_values(prefix, tmp_path):
     steps, last_step, total, values = WHOLE_RUNS[prefix]
-    result = check_json(verl_log(prefix))
+    # A copy written just now: 029 and 030 say neither their end nor a step time, so the
+    # corpus file's own age (hours or days) would make them stalled.
+    log = tmp_path / verl_log(prefix).name
+    shutil.copy(verl_log(prefix), log)
+    result = check_json(log)
     assert set(result) == {"target", "run", "latest", "findings", "accelerators", "job"}
-    assert result["target"] == str(verl_log(prefix)) and result["run"]["log"] == str(verl_log(prefix))
+    assert result["target"] == str(log) and result["run"]["log"] == str(log)
     assert result["run"]["steps"] == steps and result["run"]["last_step"] == last_step
     assert result["run"]["total_steps"] == total
     for key, value in values.items():
@@ -128,3 +133,31 @@ def test_unreadable_path_as_an_ordinary_user(tmp_path):
          sys.executable, "-m", "tui", "check", str(log)],
         capture_output=True, text=True, timeout=60, env=env, cwd="/")
     assert_unreadable(done, "permission denied")
+
+
+HUNG_AT_START = (Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "generated" / "ray"
+                 / "ray_17_unschedulable_gpu_stall.log")
+
+
+def test_a_run_hung_before_its_first_step_is_stalled_not_unreadable(tmp_path):
+    """Ray's actors wait for a GPU that never frees up: the log holds the run's start and
+    the autoscaler's complaints, no step. Read as it is written it is running; once nothing
+    has been written for half an hour, stalled (it used to be "not a training log")."""
+    log = tmp_path / "grpo.log"
+    shutil.copy(HUNG_AT_START, log)
+    done = rlwatch("check", str(log))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{log}: running, no step yet (the log shows a Ray actor's output)")
+    touch(log, "2 hours ago")
+    done = rlwatch("check", str(log), "--json")
+    assert done.returncode == 2, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["run"]["state"], result["run"]["last_step"]) == ("stalled", None)
+    assert stalled_of(done)["message"].startswith("no step yet and nothing written for 2 h")
+
+
+def test_an_old_text_that_is_no_run_stays_unreadable(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("lr=1e-6 worked better than 3e-6\nkl_coef 0.001\n")
+    touch(notes, "2 days ago")
+    assert_unreadable(rlwatch("check", str(notes)), "not a training log")

@@ -68,12 +68,12 @@ async def judged(target: str, log: str | None, accept_new_host_key: bool,
 def unreadable(model: RunModel, quiet: bool = False) -> bool:
     """Nothing verl-like in the log at all: say so (unless ``quiet``: said already) instead
     of reporting emptiness. A scheduler's job is never that: its state is the news (a
-    queued job has printed nothing yet)."""
-    if (model.step_count or model.progress is not None or model.incidents or model.job is not None
-            or model.end_marker_seen):  # a window of a log may hold only the run's end
+    queued job has printed nothing yet); nor is a log that holds only a run's end (a
+    window of it) or only its start (a run hung before its first step)."""
+    if model.has_training_output() or model.start_seen:
         return False
     if not quiet:
-            print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
+        print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
               "(not a training log?)", file=sys.stderr)
     return True
 
@@ -117,8 +117,11 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
     """A short human summary of the same facts."""
     run = result["run"]
     total = f"/{run['total_steps']}" if run["total_steps"] else ""
-    lines = [f"{run['log']}: {run['state']}, step {run['last_step']}{total}, "
-             f"{run['steps']} steps with metrics"]
+    where = (f"step {run['last_step']}{total}, {run['steps']} steps with metrics"
+             if run["last_step"] is not None else
+             f"no step yet{f' of {total[1:]}' if total else ''}"
+             + (f" (the log shows {model.start_seen})" if model.start_seen else ""))
+    lines = [f"{run['log']}: {run['state']}, {where}"]
     if run["sec_per_it"] is not None:
         lines.append(f"  {run['sec_per_it']:.2f} s/it" + (
             f", ETA {run['eta_s'] / 3600:.1f} h" if run["eta_s"] is not None else ""))

@@ -82,6 +82,8 @@ class RunModel:
         self.job: JobRecord | None = None
         # The settings the run printed at start, and where (read once by the session).
         self.config: RunConfig | None = None
+        # What shows a trainer starting in a log with nothing else yet (``run_start``).
+        self.start_seen: str | None = None
         self.version = 0
 
     # -- ingest -------------------------------------------------------------
@@ -196,6 +198,12 @@ class RunModel:
         """The highest step that carried metrics."""
         steps = [s for s in (self.step_index.last_step(), self._last_logger_step) if s is not None]
         return max(steps, default=None)
+
+    def has_training_output(self) -> bool:
+        """Whether the log holds what a run prints once it trains or fails: a step, a progress
+        bar, a failure, its end, or a scheduler's word on its job."""
+        return bool(self.step_count or self.progress is not None or self.incidents
+                    or self.job is not None or self.end_marker_seen)
 
     @property
     def finished(self) -> bool:

@@ -208,12 +208,19 @@ def step_seconds(model: RunModel) -> float | None:
 def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None) -> list[Finding]:
     """No new step for ``factor`` × the median step time (``typical``), in a run that has not finished.
 
-    How long is worded by ``word_duration``: a short limit (a rule file's, a test's) gave
-    "no new step for 0 min"."""
-    last_seen = model.last_step_at
+    A run with no step yet, or none whose time the log gives, is judged by the log's
+    silence instead (``quiet_seconds``): most hangs come before the first step (a
+    collective's init, a model loading, GPUs that never free up), and such a run was
+    "running" forever. How long is worded by ``word_duration``: a short limit (a rule
+    file's, a test's) gave "no new step for 0 min"."""
     if model.job is not None and (model.job.ended or model.job.outcome == JobOutcome.PENDING):
         return []  # the scheduler knows better: the job is over, or not started
-    if model.finished or last_seen is None or typical is None or model.last_step is None:
+    if model.finished:
+        return []
+    if model.last_step is None or typical is None:
+        return _silent(rule, model, now)
+    last_seen = model.last_step_at
+    if last_seen is None:
         return []
     quiet = now - last_seen
     limit = max(rule.params["factor"] * typical, rule.params["min_seconds"])
@@ -222,6 +229,24 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     finding = Finding(rule.id, rule.severity)
     finding.add_hit(model.last_step, quiet, f"no new step for {word_duration(quiet)} after step "
                     f"{model.last_step} (typical step {word_duration(typical)}); the run may be hung or dead")
+    return [finding]
+
+
+def _silent(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
+    """The stall of a run whose step time is unknown: nothing written for ``quiet_seconds``."""
+    if model.last_write_at is None:
+        return []
+    quiet = now - model.last_write_at
+    if quiet <= rule.params["quiet_seconds"]:
+        return []
+    finding = Finding(rule.id, rule.severity)
+    if model.last_step is None:
+        finding.add_hit(None, quiet, f"no step yet and nothing written for {word_duration(quiet)}; "
+                        "the run may be hung while starting (a collective's init, a model loading, "
+                        "GPUs that never free up) or dead")
+    else:
+        finding.add_hit(model.last_step, quiet, f"nothing written for {word_duration(quiet)} after step "
+                        f"{model.last_step}; the run may be hung or dead")
     return [finding]
 
 

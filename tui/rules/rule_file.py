@@ -38,7 +38,8 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "jump": {"delta": (_NUMBER, True, None)},
     "nonfinite": {},
     "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None)},
-    "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0)},
+    "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0),
+                "quiet_seconds": (_NUMBER, False, 1800.0)},
     # Failures in the log: the crash the run did not go on after, or (``survived``) the
     # errors it went on after and those printed after its own end.
     "incident": {"kinds": ((list,), True, None), "survived": ((bool,), False, False)},

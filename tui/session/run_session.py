@@ -25,6 +25,7 @@ from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
 from tui.parsers.records import Sample
 from tui.parsers.run_config import CONFIG_HEAD_BYTES, RunConfig, parse_run_config
+from tui.parsers.run_start import START_HEAD_BYTES, training_start
 from tui.parsers.samples import parse_samples
 from tui.parsers.text import decode
 from tui.report.verdict import SHOWN_SAMPLES
@@ -127,6 +128,8 @@ class RunSession:
         reading of the run's own host. Returns lines for the user (files merged, problems)."""
         await Feed(self.source, self.model).run(follow=False)
         notes = list(await read_logger_files(self.model, self.folder))
+        if not self.model.has_training_output():
+            await self._read_start()
         if accelerators:
             for host in await self._hosts_to_read(notes):
                 snapshot = await take_snapshot(host.runner, host.name, local=host.local)
@@ -182,6 +185,16 @@ class RunSession:
         self._config_seen = len(head)
         model.config = parse_run_config(head)
         return model.config
+
+    async def _read_start(self) -> None:
+        """A log with nothing a run prints later (no step, bar, failure or end): whether its
+        head shows a trainer starting (``model.start_seen``), so a run hung before its first
+        step is judged as one rather than taken for some other text."""
+        try:
+            head = await self.source.read_range(0, START_HEAD_BYTES)
+        except SourceError:
+            return
+        self.model.start_seen = training_start(head)
 
     def judge(self, now: float | None = None, budget_s: float | None = None) -> list[Finding]:
         """Judge the run with the rules (within ``budget_s`` seconds, the rest next time:
