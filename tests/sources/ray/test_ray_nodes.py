@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,6 +139,34 @@ async def test_ray_ssh_polls_the_workers_gpus_through_the_head(cluster, ray_head
         following.cancel()
         await asyncio.gather(following, return_exceptions=True)
         await session.close()
+
+
+async def test_the_workers_gpus_are_read_again_once_the_heads_connection_is_made_again(cluster, ray_head,
+                                                                                     monkeypatch):
+    """The head's SSH side restarts mid-job: ray:// makes its connection again, and the worker,
+    reached through the head, is read again through the new one (its connection went down
+    with the old one, and was asked for readings forever)."""
+    for name, value in user_env(cluster, ray_head).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    job = ray_head.submit("rlw-head-restart", 60, "finish", delay=0.5)
+    source = RayJobLog(parse_ray_target(f"ray://head:{ray_head.port}/{job}"), poll_s=0.5)
+    session = RunSession(source)
+    await session.connect()
+    following = asyncio.create_task(session.follow())
+    newest = lambda: max((d.updated for d in session.accelerators.devices(NODE_IP)), default=0.0)  # noqa: E731
+    try:
+        await until(lambda: newest() > 0, 30, "a reading of the worker")
+        cluster.head_box.stop()
+        cluster.head_box.start()
+        restarted = time.time()
+        await until(lambda: newest() > restarted + 1, 40, "a reading of the worker after the restart")
+        assert cluster.node_box.session_pids(), "the worker's sshd serves no connection"
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        await session.close()
+        ray_head.ray("job", "stop", job)
 
 
 def a_user_whose_worker_port_answers_nothing(cluster: Cluster, ray_head, tmp_path, monkeypatch) -> None:

@@ -306,8 +306,9 @@ class RayJobLog:
         """A worker node (by its IP): through the head for ``ray://``; else directly, as
         ``ray+http://`` reaches nothing but the dashboard through the head (SourceError, which
         becomes the node's accelerator line, says so where the node cannot be reached)."""
-        if self._forward is not None:
-            return await self._forward.beyond(node)
+        if self._forward is not None:  # through the head's connection of the moment
+            return await other_host(node, self.accept_new_host_key,
+                                    via=lambda: self._live_forward().connection)
         try:
             return await other_host(node, self.accept_new_host_key)
         except SourceError as error:

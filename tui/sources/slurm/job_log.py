@@ -257,7 +257,8 @@ class SlurmJobLog:
     async def node_host(self, node: str) -> AcceleratorHost:
         """``node``, reached through the login node as a jump host (one connection each)."""
         if node not in self._nodes:
-            self._nodes[node] = await other_host(node, self.accept_new_host_key, via=self.log.connection)
+            self._nodes[node] = await other_host(node, self.accept_new_host_key,
+                                                 via=lambda: self.log.connection)
         return self._nodes[node]
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncssh
 
-from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.base import SourceError
 from tui.sources.ssh.target import RemoteTarget
 
@@ -24,24 +23,17 @@ class Forward:
     127.0.0.1:``remote_port`` there."""
 
     def __init__(self, target: RemoteTarget, connection: asyncssh.SSHClientConnection,
-                 listener: asyncssh.SSHListener, remote_port: int, accept_new_host_key: bool,
-                 owns_connection: bool = True) -> None:
+                 listener: asyncssh.SSHListener, remote_port: int, owns_connection: bool = True) -> None:
         self.target = target
         self.connection = connection
         self._listener = listener
         self.remote_port = remote_port
-        self._accept_new_host_key = accept_new_host_key
         self._owns_connection = owns_connection  # else the pool's, which closes it
 
     @property
     def port(self) -> int:
         """The local port that leads to the remote one."""
         return self._listener.get_port()
-
-    async def beyond(self, host: str) -> AcceleratorHost:
-        """Another host, reached with this one as the jump host (``ssh -J``), as a cluster's
-        nodes are from its head (SourceError if it cannot be reached)."""
-        return await other_host(host, self._accept_new_host_key, via=self.connection)
 
     async def close(self) -> None:
         self._listener.close()
@@ -68,4 +60,4 @@ async def forward(target: RemoteTarget, remote_port: int, accept_new_host_key: b
         reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or str(error)
         raise SourceError(f"{target.host}: cannot forward a local port to its port {remote_port}: "
                           f"{reason}") from None
-    return Forward(target, connection, listener, remote_port, accept_new_host_key, owned)
+    return Forward(target, connection, listener, remote_port, owned)
