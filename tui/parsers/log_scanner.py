@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from tui.parsers import hard_wrap, kin
+from tui.parsers.indent import common_indent, dedent
 from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
 from tui.parsers.records import (
     Record,
@@ -78,6 +79,9 @@ class LogScanner:
         self.skipped_lines = 0
         # Where the last incident line started (frames close after it are dropped).
         self._last_incident: int | None = None
+        # The indentation every line so far shares (a log pasted as an indented code
+        # block; None before the first line): taken off each line before any grammar.
+        self._indent: bytes | None = None
 
     @property
     def consumed(self) -> int:
@@ -141,6 +145,8 @@ class LogScanner:
             return []
         if not any(needle in line for needle in NEEDLES):
             return []
+        # The needle lines alone do not say what every line shares (NeMo-RL's bullets are
+        # all indented): a log pasted indented is a local file, read by ``feed``.
         return self._parse_line(decode(line), offset, offset + len(line), len(line))
 
     # -- internals -----------------------------------------------------------
@@ -158,6 +164,8 @@ class LogScanner:
         records: list[Record] = []
         stop = end
         resume = 0
+        if self._indent != b"":
+            self._indent = common_indent(buf, 0, end, self._indent)
         for start in self._candidate_starts(buf, end):
             if start < resume:
                 continue  # already consumed as a row of a wrapped line
@@ -166,7 +174,7 @@ class LogScanner:
                 self.skipped_lines += 1
                 resume = line_end
                 continue
-            text = decode(buf[start:line_end])
+            text = self._dedent(decode(buf[start:line_end]))
             joined = self._join_wrapped(buf, text, line_end, end, final or settled)
             if joined is None:
                 stop = start  # a wrapped line may go on in bytes not yet here
@@ -213,7 +221,7 @@ class LogScanner:
                     return None
                 break
             next_end = _line_end(buf, line_end, end)
-            row = decode(buf[line_end:next_end]).rstrip("\r\n")
+            row = self._dedent(decode(buf[line_end:next_end])).rstrip("\r\n")
             if not hard_wrap.continues(joined, last_row, len(first_row), rows, row):
                 break
             # A row short of the width lost trailing spaces when it was copied
@@ -223,6 +231,10 @@ class LogScanner:
             rows += 1
             line_end = next_end
         return (joined if rows > 1 else text), line_end
+
+    def _dedent(self, text: str) -> str:
+        """``text`` without the indentation the whole log shares (tui.parsers.indent)."""
+        return dedent(text, self._indent.decode()) if self._indent else text
 
     def _parse_line(self, text: str, offset: int, end: int, raw_length: int) -> list[Record]:
         records: list[Record] = []

@@ -49,20 +49,34 @@ _COLLECTOR_STAMP = re.compile(r"(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?"
 # ``srun --label`` puts the task's number in front of each line it relays, right-aligned
 # to the widest number (``0: ``, `` 3: ``, ``15: ``).
 _SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
+# pdsh and clush (without ``-b``) put the host a line came from in front of it: ``node01: ``,
+# ``gpu-a100-3.cluster: ``. Only a cluster's host name is taken: lower case, a digit in its
+# first label, so that ``RuntimeError: `` or a CANN code (``EI0006: ``) stays the line's own.
+# DeepSpeed's multi-node launcher runs pdsh (``worker-1: ``); relayed once more, a line has two.
+_HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9-]{0,62}?\d[a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,6}: ){1,2}")
+# Open MPI's ``mpirun --tag-output`` (``--output tag`` in 5.x): ``[1,0]<stdout>:`` (job, rank).
+_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>: ?")
 # A log quoted in Markdown (an issue's reply: ``> Traceback (most recent call last):``).
 _QUOTE = re.compile(r"(?:> ?)+")
 
 
 def strip_stamp(text: str) -> str:
     """Remove what a log collector wrote in front of a line: its timestamp (see
-    ``_COLLECTOR_STAMP``), ``srun --label``'s task number, a Markdown quote's ``> ``."""
+    ``_COLLECTOR_STAMP``), ``srun --label``'s task number, pdsh's or clush's host,
+    ``mpirun --tag-output``'s rank, a Markdown quote's ``> ``."""
     quote = _QUOTE.match(text) if text[:1] == ">" else None
     if quote is not None:
         text = text[quote.end():]
-    if text[:1].isdigit() or text[:1] == " ":
-        label = _SRUN_LABEL.match(text)
-        if label is not None:
-            return text[label.end():]
+    tag = _MPI_TAG.match(text) if text[:1] == "[" else None
+    if tag is not None:
+        text = text[tag.end():]
+    first = text[:1]
+    label = (_SRUN_LABEL.match(text) if first.isdigit() or first == " " else
+             _HOST_LABEL.match(text) if "a" <= first <= "z" else None)
+    if label is not None:
+        return text[label.end():]
+    if tag is not None:
+        return text
     if "T" not in text[8:30] and "\t" not in text[:402]:
         return text
     match = _COLLECTOR_STAMP.match(text)
