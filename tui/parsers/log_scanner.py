@@ -166,9 +166,10 @@ class LogScanner:
         resume = 0
         if self._indent != b"":
             self._indent = common_indent(buf, 0, end, self._indent)
+        resume = self._table_rows(buf, 0, end, records)
         for start in self._candidate_starts(buf, end):
             if start < resume:
-                continue  # already consumed as a row of a wrapped line
+                continue  # already consumed as a row of a wrapped line or of a table
             line_end = _line_end(buf, start, end)
             if line_end - start > MAX_LINE_BYTES:
                 self.skipped_lines += 1
@@ -184,7 +185,7 @@ class LogScanner:
                 self._parse_line(text, self._buf_offset + start, self._buf_offset + line_end,
                                  line_end - start)
             )
-            resume = line_end
+            resume = self._table_rows(buf, line_end, end, records)
         self._buf = buf[stop:]
         self._buf_offset += stop
         return records
@@ -231,6 +232,19 @@ class LogScanner:
             rows += 1
             line_end = next_end
         return (joined if rows > 1 else text), line_end
+
+    def _table_rows(self, buf: bytes, start: int, end: int, records: list[Record]) -> int:
+        """Hand the lines from ``start`` to an open notebook table (tui.parsers.kin.hf_notebook)
+        until one is not a row; its rows carry no needle. Returns where they end."""
+        while self._kin.table_open and start < end:
+            line_end = _line_end(buf, start, end)
+            rows = self._kin.table_row(self._dedent(decode(buf[start:line_end])),
+                                       self._buf_offset + start, self._buf_offset + line_end)
+            if rows is None:
+                break
+            records.extend(rows)
+            start = line_end
+        return start
 
     def _dedent(self, text: str) -> str:
         """``text`` without the indentation the whole log shares (tui.parsers.indent)."""
