@@ -24,7 +24,14 @@ from tui.parsers.records import (
     StepRecord,
     TotalStepsRecord,
 )
-from tui.parsers.text import PROCESS_PREFIX, clean_segments, decode, strip_ansi, strip_stamp
+from tui.parsers.text import (
+    PROCESS_PREFIX,
+    clean_segments,
+    decode,
+    strip_ansi,
+    strip_ray_prefix,
+    strip_stamp,
+)
 from tui.parsers.tqdm_progress import parse_bar
 from tui.parsers.verl_steps import find_step, parse_items
 
@@ -238,7 +245,8 @@ class LogScanner:
         until one is not a row; its rows carry no needle. Returns where they end."""
         while self._kin.table_open and start < end:
             line_end = _line_end(buf, start, end)
-            rows = self._kin.table_row(self._dedent(decode(buf[start:line_end])),
+            row = strip_ray_prefix(strip_ansi(self._dedent(decode(buf[start:line_end])).rstrip("\r\n")))
+            rows = self._kin.table_row(row,
                                        self._buf_offset + start, self._buf_offset + line_end)
             if rows is None:
                 break
