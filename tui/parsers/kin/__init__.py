@@ -13,6 +13,7 @@ remote grep alike, so no grammar may need a line without a needle):
 * ``skyrl`` — SkyRL's pretty-printed step dict and reward line;
 * ``megatron`` — Megatron-LM's ``iteration N/M | key: value |`` line (Megatron-SWIFT);
 * ``hf_notebook`` — the HF Trainer's notebook table and progress line, pasted from Jupyter;
+* ``prime_rl`` — prime-rl's orchestrator and trainer ``Step N | Name: value | …`` lines;
 * ``wandb_summary`` — wandb's ``Run summary:``, the last values of a run that
   printed no others.
 
@@ -30,6 +31,7 @@ from tui.parsers.kin import (
     megatron,
     nemo_rl,
     openrlhf,
+    prime_rl,
     skyrl,
     slime,
     wandb_summary,
@@ -39,7 +41,8 @@ from tui.parsers.tqdm_progress import training_position
 
 NEEDLES: tuple[bytes, ...] = tuple(dict.fromkeys(
     hf_trainer.NEEDLES + slime.NEEDLES + nemo_rl.NEEDLES + easyr1.NEEDLES + openrlhf.NEEDLES
-    + skyrl.NEEDLES + megatron.NEEDLES + hf_notebook.NEEDLES + wandb_summary.NEEDLES))
+    + skyrl.NEEDLES + megatron.NEEDLES + hf_notebook.NEEDLES + prime_rl.NEEDLES
+    + wandb_summary.NEEDLES))
 
 
 def follows_bar(segment: str) -> bool:
@@ -59,6 +62,7 @@ class KinLines:
         self._skyrl = skyrl.SkyRlLines()
         self._megatron = megatron.MegatronLines()
         self._notebook = hf_notebook.HfNotebookLines()
+        self._prime = prime_rl.PrimeRlLines()
         self._wandb = wandb_summary.WandbSummaryLines()
         self._last_step: int | None = None
         self._bar_step: int | None = None
@@ -91,7 +95,7 @@ class KinLines:
             return self._tally(summary)
         before = summary or []
         for grammar in (self._hf, self._slime, self._nemo, self._easyr1, self._openrlhf, self._skyrl,
-                        self._megatron, self._notebook):
+                        self._megatron, self._notebook, self._prime):
             records = grammar.parse(segment, offset, end)
             if records is not None:
                 return before + self._tally(records)
