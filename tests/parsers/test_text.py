@@ -99,3 +99,9 @@ def test_a_relays_host_or_rank_label_goes_with_the_process_prefix(label):
 ])
 def test_a_line_that_only_looks_like_a_host_label_stays(line):
     assert strip_stamp(line) == line
+
+
+@pytest.mark.parametrize("lead", ["node01: > ", "> node01: ", "> 2025-08-08T12:00:03.123456789Z "])
+def test_a_quote_and_a_relay_label_go_in_either_order(lead):
+    assert strip_stamp(f"{lead}[E ProcessGroupNCCL.cpp:481] [Rank 65] Watchdog caught") == \
+        "[E ProcessGroupNCCL.cpp:481] [Rank 65] Watchdog caught"

@@ -63,7 +63,20 @@ _QUOTE = re.compile(r"(?:> ?)+")
 def strip_stamp(text: str) -> str:
     """Remove what a log collector wrote in front of a line: its timestamp (see
     ``_COLLECTOR_STAMP``), ``srun --label``'s task number, pdsh's or clush's host,
-    ``mpirun --tag-output``'s rank, a Markdown quote's ``> ``."""
+    ``mpirun --tag-output``'s rank, a Markdown quote's ``> `` (a quoted paste of a relayed
+    log, or a relayed log that is itself a quote: either order)."""
+    relayed = _strip_relay(text)
+    if relayed is not text:
+        text = _strip_relay(relayed)
+    if "T" not in text[8:30] and "\t" not in text[:402]:
+        return text
+    match = _COLLECTOR_STAMP.match(text)
+    return text[match.end():] if match else text
+
+
+def _strip_relay(text: str) -> str:
+    """``text`` without a Markdown quote, an MPI rank tag and a task or host label in front
+    (the same object where there is none)."""
     quote = _QUOTE.match(text) if text[:1] == ">" else None
     if quote is not None:
         text = text[quote.end():]
@@ -73,14 +86,7 @@ def strip_stamp(text: str) -> str:
     first = text[:1]
     label = (_SRUN_LABEL.match(text) if first.isdigit() or first == " " else
              _HOST_LABEL.match(text) if "a" <= first <= "z" else None)
-    if label is not None:
-        return text[label.end():]
-    if tag is not None:
-        return text
-    if "T" not in text[8:30] and "\t" not in text[:402]:
-        return text
-    match = _COLLECTOR_STAMP.match(text)
-    return text[match.end():] if match else text
+    return text[label.end():] if label is not None else text
 
 
 # vLLM's log header, which its formatter repeats on every line of a multi-line record
