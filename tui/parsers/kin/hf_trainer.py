@@ -194,7 +194,9 @@ class HfTrainerLines:
             return self._end_records(metrics, strings, offset)
         is_train = "loss" in metrics or any(k.startswith(_TRL_PPO_PREFIXES) for k in metrics)
         is_eval = not is_train and any(k.startswith("eval_") for k in metrics)
-        if not (is_train or is_eval) or len(metrics) < 2:
+        if not (is_train or is_eval) or len(printed.items) < 2:
+            # One number alone is no trainer's dict; a null (LLaMA-Factory's JSON) or a cut
+            # item beside it still makes one.
             return []
         step, total = self._explicit_step(metrics, strings)
         for key in ("current_steps", "total_steps"):
