@@ -159,3 +159,7 @@ def test_a_dict_with_one_number_beside_nulls_or_a_cut_is_still_a_trainers():
              '{"loss": 0.0408, "eval_loss": null, "predict_loss": null\n')
     assert [got["loss"] for got in steps(lines).values()] == [0.0033, 0.0408]
     assert steps("{'loss': 0.5}\n") == {}  # one number alone is no trainer's dict
+    # TRL 4086: a dict cut inside its second key still had its loss whole.
+    assert steps("{'loss': -0.0684, 'grad_nor\n") == {1: {"loss": -0.0684}}
+    run = model("  0%|          | 3/1562 [18:48<164:33:29, 379.99s/it]\n{'loss': -0.0684, 'grad_nor\n")
+    assert (run.last_step, run.total_steps) == (3, 1562)  # and its bar is the run's
