@@ -9,6 +9,7 @@ The command is run as a user runs it, on the file as it is.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.corpus import REPO, rlwatch_key
+from tui.cli.check import judged, report, unreadable
+from tui.rules.rule_file import load_rules
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -156,3 +159,50 @@ def test_the_verdict_is_what_a_reader_sees(folder: Path, sample: dict, tmp_path:
             assert math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-9), key
         else:
             assert got == value, key
+
+
+def _verdict(path: Path) -> tuple:
+    """What ``check`` says of a log, read in this process: state (running and stalled are
+    one: a copy's age is not the log's), the exception line, last step, total."""
+    session = asyncio.run(judged(str(path), None, False, load_rules()))
+    if unreadable(session.model, quiet=True):
+        return ("unreadable",)
+    result = report(str(path), session.model, session.findings)
+    crash = next((f["exception"] for f in result["findings"] if f["rule"] == "crash"), None)
+    state = result["run"]["state"].replace("stalled", "running")
+    return state, crash, result["run"]["last_step"], result["run"]["total_steps"]
+
+
+# How logs reach a reader with something in front of every line that is not the log's:
+# a Markdown indented code block (4 spaces or a TAB), pdsh/clush's host (DeepSpeed's
+# multi-node launcher runs pdsh), ``mpirun --tag-output``'s rank.
+RELAYED = {
+    "indented": lambda data: b"".join(b"    " + line for line in _lines(data)),
+    "tab-indented": lambda data: b"".join(b"\t" + line for line in _lines(data)),
+    "pdsh": lambda data: b"".join(b"node01: " + line for line in _lines(data)),
+    "mpirun-tagged": lambda data: b"".join(b"[1,0]<stdout>:" + line for line in _lines(data)),
+}
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """``data``'s lines, newlines kept (a ``\\r`` redraw is not a line: splitlines would say so)."""
+    lines = [line + b"\n" for line in data.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    return [line for line in lines if line]
+
+
+@pytest.mark.parametrize("relay", RELAYED)
+def test_a_log_with_the_same_lead_on_every_line_is_judged_as_the_plain_one(relay: str, tmp_path: Path):
+    differ = []
+    for folder, sample in SAMPLES:
+        path = folder / sample["file"]
+        if not path.is_file() or path.suffix == ".jsonl" or "/" in sample["file"]:
+            continue  # a run directory: its console is one reading of several
+        copy = tmp_path / path.name
+        copy.write_bytes(path.read_bytes())
+        plain = _verdict(copy)
+        copy.write_bytes(RELAYED[relay](path.read_bytes()))
+        relayed = _verdict(copy)
+        if relayed != plain:
+            differ.append((sample["file"], plain, relayed))
+    assert not differ, differ

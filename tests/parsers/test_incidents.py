@@ -57,6 +57,11 @@ from tui.parsers.incidents import match_incident
         ("Segmentation fault (core dumped)", "fatal-signal"),
         ("Fatal Python error: Segmentation fault", "fatal-signal"),
         ("terminate called after throwing an instance of 'c10::DistBackendError'", "fatal-signal"),
+        # Ray's and glog's CHECK: a fatal log line, then a stack trace and an abort (verl#2380,
+        # ray-project/ray#47759).
+        ("[2025-07-06 07:14:27,052 C 2915798 2915798] task_receiver.cc:219:  Check failed: objects_valid",
+         "fatal-signal"),
+        ("F0827 12:00:00.123456 4242 nccl_manager.cc:306] Check failed: status.ok()", "fatal-signal"),
         ("Traceback (most recent call last):", "traceback"),
         ('  File "/verl/verl/trainer/main_ppo.py", line 64, in main', "traceback"),
     ],
@@ -81,6 +86,7 @@ def test_each_kind_of_failure(line, kind):
         # srun kills the other tasks once one failed: that one says why, not this.
         "srun: error: node107: tasks 1-7: Killed",
         "Order status: CANCELLED AT the customer's request",
+        "Check failed: the answer has no boxed number",  # a reward function's own words
     ],
 )
 def test_the_same_words_in_prose_are_not_failures(line):

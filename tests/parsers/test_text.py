@@ -77,3 +77,31 @@ def test_vllms_log_header_goes_and_the_message_keeps_its_indentation():
         '  File "a.py", line 70, in get'
     assert strip_log_header("ERROR 06-09 06:57:48 worker_base.py:581] RuntimeError: boom") == "RuntimeError: boom"
     assert strip_log_header("ERROR: the reward server is down") == "ERROR: the reward server is down"
+
+
+@pytest.mark.parametrize("label", [
+    "node01: ", "gpu-a100-3.cluster.local: ", "worker-1: ",  # pdsh, clush; DeepSpeed's pdsh launcher
+    "[1,0]<stdout>:", "[1,12]<stderr>: ",  # mpirun --tag-output (Open MPI 4; --output tag, 5.x)
+    "[1,0]<stdout>:worker-1: ",
+])
+def test_a_relays_host_or_rank_label_goes_with_the_process_prefix(label):
+    line = f"{label}(TaskRunner pid=7) step:3 - critic/score/mean:0.5"
+    assert clean_segments(line) == ["step:3 - critic/score/mean:0.5"]
+    assert strip_stamp(f"{label}Traceback (most recent call last):") == "Traceback (most recent call last):"
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "EI0006: [PID: 2837] 2025-02-24-19:53:37.385.447 Getting socket times out.",  # CANN's code
+    "wandb: Run summary:",
+    "reward: 0.5",
+    "Node01: upper case is not a cluster's host name",
+])
+def test_a_line_that_only_looks_like_a_host_label_stays(line):
+    assert strip_stamp(line) == line
+
+
+@pytest.mark.parametrize("lead", ["node01: > ", "> node01: ", "> 2025-08-08T12:00:03.123456789Z "])
+def test_a_quote_and_a_relay_label_go_in_either_order(lead):
+    assert strip_stamp(f"{lead}[E ProcessGroupNCCL.cpp:481] [Rank 65] Watchdog caught") == \
+        "[E ProcessGroupNCCL.cpp:481] [Rank 65] Watchdog caught"

@@ -35,6 +35,7 @@ from dataclasses import replace
 
 from tui.parsers import incidents
 from tui.parsers.incidents import EXCEPTION_LINE
+from tui.parsers.indent import common_indent, dedent
 from tui.parsers.records import CrashBlock
 from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_log_header, strip_stamp
 from tui.parsers.verl_steps import find_step
@@ -125,7 +126,11 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     to that end without its exception line is then left for later (None).
     """
     head = window[: max(0, marker - window_start)]
-    before_lines = [decode(raw) for raw in head.rstrip(b"\r\n").split(b"\n")[-_BEFORE_LINES:]] if head else []
+    # A block pasted as an indented code block: the indentation its lines share is the
+    # paste's, not the traceback's (tui.parsers.indent).
+    indent = (common_indent(window, max(0, marker - window_start)) or b"").decode()
+    before_lines = [dedent(decode(raw), indent)
+                    for raw in head.rstrip(b"\r\n").split(b"\n")[-_BEFORE_LINES:]] if head else []
     said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw, headers=True)]
     harmless = bool(said_before) and said_before[-1].startswith(_IGNORED) or (
         kind == incidents.TRACEBACK and any(_LOGGED.search(text) for text in said_before))
@@ -157,7 +162,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
         if number > 0 and not in_trace and lookahead <= 0:
             return finish()
         lookahead -= 1
-        for line_prefix, text in _logical_lines(decode(raw_bytes)):
+        for line_prefix, text in _logical_lines(dedent(decode(raw_bytes), indent)):
             stripped = text.strip()
             if prefix is None:
                 prefix = line_prefix

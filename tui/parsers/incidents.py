@@ -115,11 +115,16 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
                 r"|sigkill_handler\] Killing subprocess"
                 r"|\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+.*\*\*\*")),
     # A process that died of a signal or aborted in C++ (glog's ``*** SIGSEGV
-    # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose).
+    # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose), or
+    # that a C++ assertion aborted: glog's and Ray's ``CHECK`` at a source location
+    # (``[2025-07-06 07:14:27,052 C 2915798 2915798] task_receiver.cc:219:  Check failed:
+    # objects_valid``, glog ``F0827 12:00:00.123 42 file.cc:42] Check failed: x == y``),
+    # which logs at the fatal level and aborts after its stack trace.
     (FATAL_SIGNAL, ("Segmentation fault", "core dumped", "Fatal Python error",
-                    "terminate called after throwing", "received at time="),
+                    "terminate called after throwing", "received at time=", "Check failed: "),
      re.compile(r"Segmentation fault|core dumped|Fatal Python error|terminate called after"
-                r"|\*\*\* SIG(?!TERM|INT)[A-Z]+ received at time=")),
+                r"|\*\*\* SIG(?!TERM|INT)[A-Z]+ received at time="
+                r"|\.(?:cc|cpp|h):\d+(?:\]|:) +Check failed: ")),
     # A traceback's header, its first frame where the header was cut off (a
     # log excerpt, a header glued into another process's line), or its
     # exception line alone.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from tui.parsers import hard_wrap, kin
+from tui.parsers.indent import common_indent, dedent
 from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
 from tui.parsers.records import (
     Record,
@@ -23,7 +24,14 @@ from tui.parsers.records import (
     StepRecord,
     TotalStepsRecord,
 )
-from tui.parsers.text import PROCESS_PREFIX, clean_segments, decode, strip_ansi, strip_stamp
+from tui.parsers.text import (
+    PROCESS_PREFIX,
+    clean_segments,
+    decode,
+    strip_ansi,
+    strip_ray_prefix,
+    strip_stamp,
+)
 from tui.parsers.tqdm_progress import parse_bar
 from tui.parsers.verl_steps import find_step, parse_items
 
@@ -78,6 +86,9 @@ class LogScanner:
         self.skipped_lines = 0
         # Where the last incident line started (frames close after it are dropped).
         self._last_incident: int | None = None
+        # The indentation every line so far shares (a log pasted as an indented code
+        # block; None before the first line): taken off each line before any grammar.
+        self._indent: bytes | None = None
 
     @property
     def consumed(self) -> int:
@@ -141,6 +152,8 @@ class LogScanner:
             return []
         if not any(needle in line for needle in NEEDLES):
             return []
+        # The needle lines alone do not say what every line shares (NeMo-RL's bullets are
+        # all indented): a log pasted indented is a local file, read by ``feed``.
         return self._parse_line(decode(line), offset, offset + len(line), len(line))
 
     # -- internals -----------------------------------------------------------
@@ -158,15 +171,18 @@ class LogScanner:
         records: list[Record] = []
         stop = end
         resume = 0
+        if self._indent != b"":
+            self._indent = common_indent(buf, 0, end, self._indent)
+        resume = self._table_rows(buf, 0, end, records)
         for start in self._candidate_starts(buf, end):
             if start < resume:
-                continue  # already consumed as a row of a wrapped line
+                continue  # already consumed as a row of a wrapped line or of a table
             line_end = _line_end(buf, start, end)
             if line_end - start > MAX_LINE_BYTES:
                 self.skipped_lines += 1
                 resume = line_end
                 continue
-            text = decode(buf[start:line_end])
+            text = self._dedent(decode(buf[start:line_end]))
             joined = self._join_wrapped(buf, text, line_end, end, final or settled)
             if joined is None:
                 stop = start  # a wrapped line may go on in bytes not yet here
@@ -176,7 +192,7 @@ class LogScanner:
                 self._parse_line(text, self._buf_offset + start, self._buf_offset + line_end,
                                  line_end - start)
             )
-            resume = line_end
+            resume = self._table_rows(buf, line_end, end, records)
         self._buf = buf[stop:]
         self._buf_offset += stop
         return records
@@ -213,7 +229,7 @@ class LogScanner:
                     return None
                 break
             next_end = _line_end(buf, line_end, end)
-            row = decode(buf[line_end:next_end]).rstrip("\r\n")
+            row = self._dedent(decode(buf[line_end:next_end])).rstrip("\r\n")
             if not hard_wrap.continues(joined, last_row, len(first_row), rows, row):
                 break
             # A row short of the width lost trailing spaces when it was copied
@@ -223,6 +239,24 @@ class LogScanner:
             rows += 1
             line_end = next_end
         return (joined if rows > 1 else text), line_end
+
+    def _table_rows(self, buf: bytes, start: int, end: int, records: list[Record]) -> int:
+        """Hand the lines from ``start`` to an open notebook table (tui.parsers.kin.hf_notebook)
+        until one is not a row; its rows carry no needle. Returns where they end."""
+        while self._kin.table_open and start < end:
+            line_end = _line_end(buf, start, end)
+            row = strip_ray_prefix(strip_ansi(self._dedent(decode(buf[start:line_end])).rstrip("\r\n")))
+            rows = self._kin.table_row(row,
+                                       self._buf_offset + start, self._buf_offset + line_end)
+            if rows is None:
+                break
+            records.extend(rows)
+            start = line_end
+        return start
+
+    def _dedent(self, text: str) -> str:
+        """``text`` without the indentation the whole log shares (tui.parsers.indent)."""
+        return dedent(text, self._indent.decode()) if self._indent else text
 
     def _parse_line(self, text: str, offset: int, end: int, raw_length: int) -> list[Record]:
         records: list[Record] = []

@@ -49,24 +49,44 @@ _COLLECTOR_STAMP = re.compile(r"(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?"
 # ``srun --label`` puts the task's number in front of each line it relays, right-aligned
 # to the widest number (``0: ``, `` 3: ``, ``15: ``).
 _SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
+# pdsh and clush (without ``-b``) put the host a line came from in front of it: ``node01: ``,
+# ``gpu-a100-3.cluster: ``. Only a cluster's host name is taken: lower case, a digit in its
+# first label, so that ``RuntimeError: `` or a CANN code (``EI0006: ``) stays the line's own.
+# DeepSpeed's multi-node launcher runs pdsh (``worker-1: ``); relayed once more, a line has two.
+_HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9-]{0,62}?\d[a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,6}: ){1,2}")
+# Open MPI's ``mpirun --tag-output`` (``--output tag`` in 5.x): ``[1,0]<stdout>:`` (job, rank).
+_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>: ?")
 # A log quoted in Markdown (an issue's reply: ``> Traceback (most recent call last):``).
 _QUOTE = re.compile(r"(?:> ?)+")
 
 
 def strip_stamp(text: str) -> str:
     """Remove what a log collector wrote in front of a line: its timestamp (see
-    ``_COLLECTOR_STAMP``), ``srun --label``'s task number, a Markdown quote's ``> ``."""
-    quote = _QUOTE.match(text) if text[:1] == ">" else None
-    if quote is not None:
-        text = text[quote.end():]
-    if text[:1].isdigit() or text[:1] == " ":
-        label = _SRUN_LABEL.match(text)
-        if label is not None:
-            return text[label.end():]
+    ``_COLLECTOR_STAMP``), ``srun --label``'s task number, pdsh's or clush's host,
+    ``mpirun --tag-output``'s rank, a Markdown quote's ``> `` (a quoted paste of a relayed
+    log, or a relayed log that is itself a quote: either order)."""
+    relayed = _strip_relay(text)
+    if relayed is not text:
+        text = _strip_relay(relayed)
     if "T" not in text[8:30] and "\t" not in text[:402]:
         return text
     match = _COLLECTOR_STAMP.match(text)
     return text[match.end():] if match else text
+
+
+def _strip_relay(text: str) -> str:
+    """``text`` without a Markdown quote, an MPI rank tag and a task or host label in front
+    (the same object where there is none)."""
+    quote = _QUOTE.match(text) if text[:1] == ">" else None
+    if quote is not None:
+        text = text[quote.end():]
+    tag = _MPI_TAG.match(text) if text[:1] == "[" else None
+    if tag is not None:
+        text = text[tag.end():]
+    first = text[:1]
+    label = (_SRUN_LABEL.match(text) if first.isdigit() or first == " " else
+             _HOST_LABEL.match(text) if "a" <= first <= "z" else None)
+    return text[label.end():] if label is not None else text
 
 
 # vLLM's log header, which its formatter repeats on every line of a multi-line record

@@ -151,3 +151,15 @@ def test_a_resumed_run_starts_at_its_checkpoint():
     text = ("\r" + bar(0) + "\r" + bar(16) + CLEAR + "\r" + bar(16) + "\r" + bar(17) + CLEAR + "\r"
             + bar(17) + "\n" + dict_line(1) + dict_line(2))
     assert list(steps(text)) == [16, 17]
+
+
+def test_a_dict_with_one_number_beside_nulls_or_a_cut_is_still_a_trainers():
+    # LLaMA-Factory 845: its JSON lines carry null losses; the paste cut the last one.
+    lines = ('{"loss": 0.0033, "eval_loss": null, "predict_loss": null, "reward": -0.0829}\n'
+             '{"loss": 0.0408, "eval_loss": null, "predict_loss": null\n')
+    assert [got["loss"] for got in steps(lines).values()] == [0.0033, 0.0408]
+    assert steps("{'loss': 0.5}\n") == {}  # one number alone is no trainer's dict
+    # TRL 4086: a dict cut inside its second key still had its loss whole.
+    assert steps("{'loss': -0.0684, 'grad_nor\n") == {1: {"loss": -0.0684}}
+    run = model("  0%|          | 3/1562 [18:48<164:33:29, 379.99s/it]\n{'loss': -0.0684, 'grad_nor\n")
+    assert (run.last_step, run.total_steps) == (3, 1562)  # and its bar is the run's

@@ -12,6 +12,8 @@ remote grep alike, so no grammar may need a line without a needle):
 * ``openrlhf`` — OpenRLHF's ``Train epoch`` bar postfix and ``Global step N: {…}``;
 * ``skyrl`` — SkyRL's pretty-printed step dict and reward line;
 * ``megatron`` — Megatron-LM's ``iteration N/M | key: value |`` line (Megatron-SWIFT);
+* ``hf_notebook`` — the HF Trainer's notebook table and progress line, pasted from Jupyter;
+* ``prime_rl`` — prime-rl's orchestrator and trainer ``Step N | Name: value | …`` lines;
 * ``wandb_summary`` — wandb's ``Run summary:``, the last values of a run that
   printed no others.
 
@@ -24,10 +26,12 @@ from __future__ import annotations
 
 from tui.parsers.kin import (
     easyr1,
+    hf_notebook,
     hf_trainer,
     megatron,
     nemo_rl,
     openrlhf,
+    prime_rl,
     skyrl,
     slime,
     wandb_summary,
@@ -37,7 +41,8 @@ from tui.parsers.tqdm_progress import training_position
 
 NEEDLES: tuple[bytes, ...] = tuple(dict.fromkeys(
     hf_trainer.NEEDLES + slime.NEEDLES + nemo_rl.NEEDLES + easyr1.NEEDLES + openrlhf.NEEDLES
-    + skyrl.NEEDLES + megatron.NEEDLES + wandb_summary.NEEDLES))
+    + skyrl.NEEDLES + megatron.NEEDLES + hf_notebook.NEEDLES + prime_rl.NEEDLES
+    + wandb_summary.NEEDLES))
 
 
 def follows_bar(segment: str) -> bool:
@@ -56,6 +61,8 @@ class KinLines:
         self._openrlhf = openrlhf.OpenRlhfLines()
         self._skyrl = skyrl.SkyRlLines()
         self._megatron = megatron.MegatronLines()
+        self._notebook = hf_notebook.HfNotebookLines()
+        self._prime = prime_rl.PrimeRlLines()
         self._wandb = wandb_summary.WandbSummaryLines()
         self._last_step: int | None = None
         self._bar_step: int | None = None
@@ -88,11 +95,22 @@ class KinLines:
             return self._tally(summary)
         before = summary or []
         for grammar in (self._hf, self._slime, self._nemo, self._easyr1, self._openrlhf, self._skyrl,
-                        self._megatron):
+                        self._megatron, self._notebook, self._prime):
             records = grammar.parse(segment, offset, end)
             if records is not None:
                 return before + self._tally(records)
         return before
+
+    @property
+    def table_open(self) -> bool:
+        """A notebook table's header was read: the lines after it are its rows (``table_row``)."""
+        return self._notebook.table_open
+
+    def table_row(self, line: str, offset: int, end: int) -> list[Record] | None:
+        """A line after a notebook table's header (needle or not): its records, or None where
+        the table has ended."""
+        records = self._notebook.row(line, offset, end)
+        return None if records is None else self._tally(records)
 
     def finish(self) -> list[Record]:
         """What the grammars still hold at the end of the log."""

@@ -169,7 +169,8 @@ class HfTrainerLines:
             text, offset, end = self._held
             self._held = None
             records += self._flush(text, offset, end)
-        return records + self._numbering.finish()
+        # A dict read only now (cut at the log's end) may have locked the run's bar.
+        return records + self._numbering.finish() + self.take_progress()
 
     def _flush(self, text: str, offset: int, end: int) -> list[Record]:
         _, dicts = printed_dicts(text)
@@ -194,7 +195,9 @@ class HfTrainerLines:
             return self._end_records(metrics, strings, offset)
         is_train = "loss" in metrics or any(k.startswith(_TRL_PPO_PREFIXES) for k in metrics)
         is_eval = not is_train and any(k.startswith("eval_") for k in metrics)
-        if not (is_train or is_eval) or len(metrics) < 2:
+        if not (is_train or is_eval) or (len(printed.items) < 2 and printed.closed):
+            # One number alone is no trainer's dict; a null (LLaMA-Factory's JSON) beside
+            # it, or a cut after it (the dict went on), still makes one.
             return []
         step, total = self._explicit_step(metrics, strings)
         for key in ("current_steps", "total_steps"):
