@@ -53,10 +53,6 @@ LIMITS = {
         "same last exception ends the run",
     "ray8000_raysgd_finished_val_dict_then_worker_died_warning_success_nearmiss.log":
         "the run's end is the script's own 'success!': no step, total or end marker says finished",
-    "johnson_art_langgraph_test_finished_then_asyncio_callback_cancellederror_wandb.log":
-        "an agent test's own '[TEST] agent finished.' line is the only sign of its end",
-    "johnson_art_wandb_synced_stale_tqdm_12pct_then_asyncio_callback_error_nearmiss.log":
-        "the run's end shows only in wandb's sync lines, which are printed on any exit",
     "kohya1188_accelerate_rich_box_traceback_calledprocesserror.log":
         "the excerpt holds only the body of a Rich traceback box, cut before its header and "
         "its exception line",

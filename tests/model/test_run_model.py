@@ -15,6 +15,7 @@ from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import (
     IncidentRecord,
     ProgressRecord,
+    RunEndRecord,
     StepRecord,
     TotalStepsRecord,
 )
@@ -127,3 +128,15 @@ def test_every_step_holds_the_console_steps_and_those_only_other_loggers_have():
     model.reset()
     jsonl(7)
     assert list(model.every_step()) == [7]
+
+
+def test_a_loggers_end_is_the_runs_only_while_no_step_follows_it():
+    """wandb's footer says the process ended; a log a restarted run appends to has the first
+    run's footer before the second run's steps."""
+    model = RunModel()
+    model.apply([StepRecord(1, {"reward": 0.1}, 0, 99), RunEndRecord(100, by_logger=True)], now=0.0)
+    assert model.end_marker_seen and model.finished
+    model.apply([StepRecord(1, {"reward": 0.2}, 200, 299)], now=1.0)
+    assert not model.end_marker_seen and not model.finished
+    model.apply([RunEndRecord(300, by_logger=True)], now=2.0)
+    assert model.finished

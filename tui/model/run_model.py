@@ -77,7 +77,8 @@ class RunModel:
         self.dropped_items = 0
         self.last_new_step_at: float | None = None
         self.last_write_at: float | None = None
-        self.end_marker_seen = False
+        self._own_end_seen = False  # the trainer's own end (verl's final validation)
+        self._logger_end_at: int | None = None  # where a logger said the process ended (wandb)
         # The scheduler's latest word on the job that runs the log (Ray, Slurm), if any.
         self.job: JobRecord | None = None
         # The settings the run printed at start, and where (read once by the session).
@@ -112,9 +113,11 @@ class RunModel:
             elif isinstance(record, JobRecord):
                 self.job = record
             elif isinstance(record, RunEndRecord):
-                self.end_marker_seen = True
-                if not record.by_logger and (self.end_marker_offset is None
-                                             or record.offset > self.end_marker_offset):
+                if record.by_logger:  # the run's end only while no step follows it
+                    self._logger_end_at = max(record.offset, self._logger_end_at or 0)
+                    continue
+                self._own_end_seen = True
+                if self.end_marker_offset is None or record.offset > self.end_marker_offset:
                     self.end_marker_offset = record.offset
         self.version += 1
         return True
@@ -124,6 +127,8 @@ class RunModel:
         if not record.metrics:
             return
         if source == Source.CONSOLE:
+            if self._logger_end_at is not None and record.offset > self._logger_end_at:
+                self._logger_end_at = None  # the run went on: the logger's end was another's
             # Only a console record's offsets are a span of the log the step
             # detail reads; the other loggers' steps add values, not lines.
             last = self.step_index.last_step()
@@ -198,6 +203,12 @@ class RunModel:
         """The highest step that carried metrics."""
         steps = [s for s in (self.step_index.last_step(), self._last_logger_step) if s is not None]
         return max(steps, default=None)
+
+    @property
+    def end_marker_seen(self) -> bool:
+        """The trainer printed its end, or a logger did on the way out with no step after it
+        (wandb's footer of an earlier run in a log a restarted run appends to is not this run's end)."""
+        return self._own_end_seen or self._logger_end_at is not None
 
     def has_training_output(self) -> bool:
         """Whether the log holds what a run prints once it trains or fails: a step, a progress

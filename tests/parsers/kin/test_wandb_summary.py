@@ -1,5 +1,7 @@
 """wandb's console footer."""
 
+import pytest
+
 from tests.parsers.kin.helpers import ends, model, steps
 
 FOOTER = ("wandb: Run history:\nwandb:   actor/entropy ▁▂▃█\nwandb: \nwandb: Run summary:\n"
@@ -12,7 +14,7 @@ def test_the_summary_is_the_last_values_of_a_log_without_others():
     got = steps(FOOTER)
     assert list(got) == [105]
     assert got[105]["critic/score/mean"] == 0.98691 and "_runtime" not in got[105]
-    assert ends(FOOTER) == 1
+    assert ends(FOOTER) == 2  # the summary's, and the footer's ``View run`` line
 
 
 def test_coloured_and_ray_prefixed_rows():
@@ -36,3 +38,22 @@ def test_a_log_that_printed_its_steps_keeps_them():
 
 def test_a_summary_cut_at_the_end_of_the_log_is_still_read():
     assert steps("wandb: Run summary:\nwandb: reward 0.25\nwandb: loss 0.1\n") == {1: {"reward": 0.25, "loss": 0.1}}
+
+
+@pytest.mark.parametrize("footer", [
+    "wandb: 🚀 View run gsm8k-sft at: https://wandb.ai/team/gsm8k-sft/runs/qfm6f7w2\n",
+    "wandb: Find logs at: wandb/run-20241217_072147-qfm6f7w2/logs\n",
+    "wandb: Synced 5 W&B file(s), 0 media file(s), 0 artifact file(s) and 0 other file(s)\n",
+    "(TaskRunner pid=7) \x1b[1;34mwandb\x1b[0m: ⭐️ View run cola at: https://wandb.ai/t/p/runs/1\n",
+])
+def test_the_footer_alone_says_the_process_ended(footer):
+    """A run that logs no summary still ends with wandb's footer (corpus 029, verl's SFT trainer)."""
+    assert ends("step:7 - train/loss:0.01\n" + footer) == 1
+
+
+def test_wandbs_other_lines_say_nothing_of_an_end():
+    text = ("wandb: Tracking run with wandb version 0.19.1\n"
+            "wandb: Run data is saved locally in /runs/wandb/run-1\n"
+            "wandb: ⭐️ View project at https://wandb.ai/t/p\n"
+            "wandb: 🚀 View run at https://wandb.ai/t/p/runs/1\n")  # the start's banner: no name
+    assert ends(text) == 0

@@ -26,6 +26,13 @@ run's last values, at the step the summary names (``_step``,
 ``global_step``) or else the last step known from a progress bar, else 1.
 Keys starting with ``_`` (wandb's own ``_runtime``, ``_timestamp``) are left out.
 The summary is printed by ``wandb.finish()``, i.e. at the end of the run.
+
+So is the footer without it (``wandb: 🚀 View run … at: …``, ``wandb: Find logs
+at: …``, older wandb's ``wandb: Synced N W&B file(s), …``): a run that logs no
+summary (no ``wandb.log`` scalars, or ``WANDB_CONSOLE`` quieter) still says it
+ended. Like the summary it is printed on any exit the process lived through, a
+crash too (the crash then names the run), never on a kill; it is the run's end
+only while no step follows it (the model's call).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from tui.parsers.records import Record, RunEndRecord, StepRecord
 NEEDLES: tuple[bytes, ...] = (b"wandb",)
 
 _ROW = re.compile(r"^wandb:\s+(?P<key>\S+) (?P<value>\S+)\s*$")
+_FOOTER = re.compile(r"^wandb: (?:\S+ )?(?:View run \S.* at: |Find logs at: |Synced \d+ W&B file)")
 _STEP_KEYS = ("_step", "training/global_step", "train/global_step", "trainer/global_step",
               "global_step")
 
@@ -59,6 +67,8 @@ class WandbSummaryLines:
         if text.startswith("wandb: Run summary:"):
             self._header = offset
             return []
+        if _FOOTER.match(text):
+            return [*self._close(last_step, any_steps), RunEndRecord(offset, by_logger=True)]
         row = _ROW.match(text)
         value = kin_value(row.group("value")) if row is not None else None
         if row is None or value is None:
