@@ -7,6 +7,8 @@ import json
 
 from textual.widgets import DataTable
 
+from tui.rules.findings import Finding, Severity
+from tui.ui.health import run_state
 from tests.support import (
     RecordingApp,
     dashboard_on,
@@ -103,3 +105,13 @@ async def test_a_run_that_crashes_while_watched_says_so_and_what_failed(tmp_path
         assert crash.severity == "critical" and crash.first_step == 12
         assert "after step 12" in crash.message
         assert app.bells == 1
+
+
+def test_a_stall_alone_is_named_with_how_long_in_the_header():
+    """The header's verdict for a hung run says so in its first word, and for how long."""
+    stalled = Finding("stalled", Severity.CRITICAL)
+    stalled.add_hit(None, 7260.0, "no step yet and nothing written for 2 h 01 min; the run may be hung")
+    assert run_state([stalled]) == (Severity.CRITICAL, "stalled: no step yet and nothing written for 2 h 01 min")
+    nan = Finding("loss-nan", Severity.CRITICAL)
+    nan.add_hit(7, float("nan"), "not finite")
+    assert run_state([stalled, nan]) == (Severity.CRITICAL, "critical: stalled, loss-nan")

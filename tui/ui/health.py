@@ -34,8 +34,10 @@ def run_state(findings: list[Finding]) -> tuple[Severity | None, str]:
         others = len(dict.fromkeys(f.rule for f in critical)) - 1
         return Severity.CRITICAL, f"crashed: {crash.exception}" + (f" (+{others} critical)" if others else "")
     if critical:
-        names = ", ".join(dict.fromkeys(f.rule for f in critical))
-        return Severity.CRITICAL, f"critical: {names}"
+        names = list(dict.fromkeys(f.rule for f in critical))
+        if names == ["stalled"]:  # the state word and how long, as the stall rule words it
+            return Severity.CRITICAL, f"stalled: {critical[0].message.split(';')[0]}"
+        return Severity.CRITICAL, f"critical: {', '.join(names)}"
     warnings = sum(1 for f in findings if f.severity == Severity.WARNING)
     if warnings:
         return Severity.WARNING, f"{warnings} warning{'s' if warnings != 1 else ''}"
