@@ -7,8 +7,6 @@ import json
 
 from textual.widgets import DataTable
 
-from tui.rules.findings import Finding, Severity
-from tui.ui.health import run_state
 from tests.support import (
     RecordingApp,
     dashboard_on,
@@ -19,9 +17,11 @@ from tests.support import (
     text_of,
     wait_for,
 )
+from tui.rules.findings import Finding, Severity
 from tui.sources.local_file import LocalFile
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.report import ReportScreen
+from tui.ui.health import run_state
 
 
 async def test_panels_show_state_and_the_broken_rule_and_a_critical_rings_once(tmp_path):
