@@ -19,9 +19,9 @@ from tests.support import (
 )
 from tui.rules.findings import Finding, Severity
 from tui.sources.local_file import LocalFile
+from tui.ui.health import run_state
 from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.report import ReportScreen
-from tui.ui.health import run_state
 
 
 async def test_panels_show_state_and_the_broken_rule_and_a_critical_rings_once(tmp_path):
