@@ -15,6 +15,7 @@ from tests.support import rlwatch, stalled_of, touch
 
 def check_json(path, *extra: str) -> dict:
     done = rlwatch("check", str(path), "--json", *extra)
+    assert done.stdout, f"exit {done.returncode}: {done.stderr}"
     result = json.loads(done.stdout)
     worst = {f["severity"] for f in result["findings"]}
     expected = 2 if "critical" in worst else 1 if worst else 0
