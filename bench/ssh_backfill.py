@@ -6,8 +6,9 @@ Baseline, in the same run over the same connection setup: ``ssh host grep -c ste
 (OpenSSH's own client, a whole process, its output read through a pipe). Beside each wall
 time, the CPU seconds of the whole process tree on both ends: the client's (the ``rlwatch`` or
 ``ssh`` process and its children; this process for the dashboard's path) and the box's (the
-sshd listener's reaped children: the session, its shell, grep, dd), which on this 2-CPU machine
-share the same two cores and so bound the wall time from below. The log is
+sshd listener and all it starts: sessions, shells, grep, dd; counted by a cgroup, so where
+one can be made: cgroup v1 as root, else not given), which on this 2-CPU machine share the
+same two cores and so bound the wall time from below. The log is
 bench/make_log.py's (``--workload make``) or seed 001's chatter (``--workload chatter``,
 ../shared/bench/chatter_log.py): a real run's 1,120 step lines in reward-function chatter.
 ``--log`` reuses a log built before (either workload's, as the bench made it).
@@ -28,7 +29,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.fleet import box_cpu_s  # noqa: E402
 from bench.make_log import build  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
 from bench.throttle_proxy import ThrottleProxy  # noqa: E402
@@ -43,21 +43,42 @@ from tui.sources.ssh.target import RemoteTarget  # noqa: E402
 TRIES = 9
 
 
-# The box of the run being measured: its sshd's reaped children are what the box spent.
+# The box of the run being measured, and the cgroup its sshd runs in (where one can be made).
 BOX: list[Sshd] = []
+GROUP: list[Path] = []
+# cgroup v1's CPU accounting controller: a group counts the CPU of every process that started
+# in it, including those the box's shells leave behind (reparented, so no sshd ever reaps them).
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+def account(server: Sshd) -> None:
+    """Put ``server`` (and so every session and command it starts) in a CPU-accounting group
+    of its own, where this machine lets us make one (cgroup v1, as root)."""
+    assert server.process is not None
+    group = CPUACCT / f"rlwatch-bench-{os.getpid()}"
+    try:
+        group.mkdir(exist_ok=True)
+        (group / "cgroup.procs").write_text(str(server.process.pid))
+    except OSError:
+        return
+    GROUP[:] = [group]
 
 
 def box_cpu() -> float:
-    """CPU seconds the box has spent so far, once the sessions of the last command have ended
-    (sshd counts a session's CPU when it reaps it)."""
+    """CPU seconds the box has spent so far (NaN where it cannot be counted)."""
+    return int((GROUP[0] / "cpuacct.usage").read_text()) / 1e9 if GROUP else float("nan")
+
+
+def quiet_box() -> None:
+    """Wait until the box's sessions have ended, so that one command's CPU is not the next's."""
     deadline = time.monotonic() + 5
     while BOX[0].session_pids() and time.monotonic() < deadline:
         time.sleep(0.005)
-    return box_cpu_s(BOX)
 
 
 def whole_process(argv: list[str], **options) -> tuple[float, float, bytes]:
     """Wall seconds, CPU seconds (the process tree here and the box's) and output of ``argv``."""
+    quiet_box()
     box = box_cpu()
     start = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **options)
@@ -65,6 +86,7 @@ def whole_process(argv: list[str], **options) -> tuple[float, float, bytes]:
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
+    quiet_box()
     return elapsed, usage.ru_utime + usage.ru_stime + box_cpu() - box, out
 
 
@@ -106,7 +128,8 @@ def paired(first, second, tries: int) -> tuple[float, float, list[float], float,
 async def load(alias: str, log: Path, proxy: ThrottleProxy | None = None) -> tuple[float, int, float]:
     """Seconds from start until the model holds every step, as the dashboard fills (it follows
     the log), the bytes the client received until then, and the CPU seconds spent until then
-    here and on the box (the box's counted once the source is closed: the follower's tail idles)."""
+    here and on the box."""
+    await asyncio.to_thread(quiet_box)
     box = await asyncio.to_thread(box_cpu)
     cpu = time.process_time()
     start = time.perf_counter()
@@ -118,13 +141,13 @@ async def load(alias: str, log: Path, proxy: ThrottleProxy | None = None) -> tup
                                .run(follow=True))
     await asyncio.wait([task, asyncio.create_task(full.wait())], return_when=asyncio.FIRST_COMPLETED)
     elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu
+    cpu = time.process_time() - cpu + await asyncio.to_thread(box_cpu) - box
     received = proxy.bytes_to_client if proxy else 0
     assert model.step_count == 1120, model.step_count
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     await source.close()
-    return elapsed, received, cpu + await asyncio.to_thread(box_cpu) - box
+    return elapsed, received, cpu
 
 
 async def follow_figures(alias: str, log: Path, samples: int = 40) -> tuple[float, float]:
@@ -180,6 +203,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
         home = ClientHome(root / "home")
         server = Sshd(root / "sshd", [home.public_key], log_sessions=True).start()
         BOX[:] = [server]
+        account(server)
         proxy = ThrottleProxy(server.port)
         proxy_port = await proxy.start()
         home.add_host("box", server.port)
@@ -213,6 +237,8 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
         finally:
             await proxy.stop()
             server.stop()
+            for group in GROUP:
+                group.rmdir()
     ratio = statistics.median(ratios)
     return [
         Row(f"remote: `rlwatch check host:LOG --json`, whole process, {size_mb} MiB {workload} log",
