@@ -64,6 +64,20 @@ def account(server: Sshd) -> None:
     GROUP[:] = [group]
 
 
+def release() -> None:
+    """Remove the accounting group once the last process in it has ended (the box's leftovers
+    end a moment after sshd: their watchers see the channel close)."""
+    for group in GROUP:
+        deadline = time.monotonic() + 10
+        while (group / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        try:
+            group.rmdir()
+        except OSError as error:
+            print(f"left {group} ({error.strerror})", file=sys.stderr)
+    GROUP.clear()
+
+
 def box_cpu() -> float:
     """CPU seconds the box has spent so far (NaN where it cannot be counted)."""
     return int((GROUP[0] / "cpuacct.usage").read_text()) / 1e9 if GROUP else float("nan")
@@ -237,8 +251,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
         finally:
             await proxy.stop()
             server.stop()
-            for group in GROUP:
-                group.rmdir()
+            release()
     ratio = statistics.median(ratios)
     return [
         Row(f"remote: `rlwatch check host:LOG --json`, whole process, {size_mb} MiB {workload} log",
