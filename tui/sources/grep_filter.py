@@ -6,8 +6,9 @@ faster than Python can look for the same strings; its output is
 runs locally (where Hyperscan is missing) and, over SSH, on the training box.
 The strings go to grep as one extended regular expression of escaped
 alternatives rather than as ``-F`` patterns: GNU grep reads the same dozens of
-literals with a quarter less CPU that way (measured on both bench workloads),
-and the box's CPU is what a remote backfill waits for.
+literals with less CPU that way (the parts below: a quarter less on seed 001's
+chatter, a twentieth on bench/make_log.py's log), and the box's CPU is what a
+remote backfill waits for.
 """
 
 from __future__ import annotations
