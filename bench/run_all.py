@@ -51,10 +51,13 @@ def main() -> None:
     rows += idle_cpu.rows(15.0 if quick else 60.0)
     print_table(rows, machine())
     remote = Path(__file__).with_name("ssh_backfill.py")
+    box = Path(__file__).with_name("grep_pieces.py")
     for workload, log in zip(("make", "chatter"), (folder / f"make_{size}.log", folder / f"chatter_{size}.log")):
         print(f"\nRemote, {workload} workload (bench/ssh_backfill.py):\n", flush=True)
         subprocess.run([sys.executable, str(remote), "--size-mb", str(size), "--workload", workload,
                         "--log", str(log)], check=False)
+        print(f"\nThe box's side alone, {workload} workload (bench/grep_pieces.py):\n", flush=True)
+        subprocess.run([sys.executable, str(box), "--log", str(log)], check=False)
     if args.logs is None:
         shutil.rmtree(folder)
 

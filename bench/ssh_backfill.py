@@ -3,7 +3,12 @@ to a full dashboard, bytes over the wire, the same through a 10 MB/s + 20 ms lin
 latency, and client CPU while idle.
 
 Baseline, in the same run over the same connection setup: ``ssh host grep -c step: LOG``
-(OpenSSH's own client, a whole process, its output read through a pipe). The log is
+(OpenSSH's own client, a whole process, its output read through a pipe). Beside each wall
+time, the CPU seconds of the whole process tree on both ends: the client's (the ``rlwatch`` or
+``ssh`` process and its children; this process for the dashboard's path) and the box's (the
+sshd listener and all it starts: sessions, shells, grep, dd; counted by a cgroup, so where
+one can be made: cgroup v1 as root, else not given), which on this 2-CPU machine share the
+same two cores and so bound the wall time from below. The log is
 bench/make_log.py's (``--workload make``) or seed 001's chatter (``--workload chatter``,
 ../shared/bench/chatter_log.py): a real run's 1,120 step lines in reward-function chatter.
 ``--log`` reuses a log built before (either workload's, as the bench made it).
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import subprocess
@@ -37,21 +43,81 @@ from tui.sources.ssh.target import RemoteTarget  # noqa: E402
 TRIES = 9
 
 
-def ssh_grep(home: ClientHome, alias: str, log: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(["ssh", "-F", str(home.config), "-o", f"UserKnownHostsFile={home.known_hosts}",
-                    alias, f"grep -c step: {log}"], check=True, capture_output=True)
-    return time.perf_counter() - start
+# The box of the run being measured, and the cgroup its sshd runs in (where one can be made).
+BOX: list[Sshd] = []
+GROUP: list[Path] = []
+# cgroup v1's CPU accounting controller: a group counts the CPU of every process that started
+# in it, including those the box's shells leave behind (reparented, so no sshd ever reaps them).
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
-def check_process(alias: str, log: Path) -> float:
-    """Seconds for ``rlwatch check ALIAS:LOG --json`` as a whole process (start-up included)."""
+def account(server: Sshd) -> None:
+    """Put ``server`` (and so every session and command it starts) in a CPU-accounting group
+    of its own, where this machine lets us make one (cgroup v1, as root)."""
+    assert server.process is not None
+    group = CPUACCT / f"rlwatch-bench-{os.getpid()}"
+    try:
+        group.mkdir(exist_ok=True)
+        (group / "cgroup.procs").write_text(str(server.process.pid))
+    except OSError:
+        return
+    GROUP[:] = [group]
+
+
+def release() -> None:
+    """Remove the accounting group once the last process in it has ended (the box's leftovers
+    end a moment after sshd: their watchers see the channel close)."""
+    for group in GROUP:
+        deadline = time.monotonic() + 10
+        while (group / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        try:
+            group.rmdir()
+        except OSError as error:
+            print(f"left {group} ({error.strerror})", file=sys.stderr)
+    GROUP.clear()
+
+
+def box_cpu() -> float:
+    """CPU seconds the box has spent so far (NaN where it cannot be counted)."""
+    return int((GROUP[0] / "cpuacct.usage").read_text()) / 1e9 if GROUP else float("nan")
+
+
+def quiet_box() -> None:
+    """Wait until the box's sessions have ended, so that one command's CPU is not the next's."""
+    deadline = time.monotonic() + 5
+    while BOX[0].session_pids() and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def whole_process(argv: list[str], **options) -> tuple[float, float, bytes]:
+    """Wall seconds, CPU seconds (the process tree here and the box's) and output of ``argv``."""
+    quiet_box()
+    box = box_cpu()
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "tui", "check", f"{alias}:{log}", "--json"],
-                          capture_output=True, cwd=Path(__file__).resolve().parents[1])
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **options)
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
-    assert b'"steps": 1120' in done.stdout, done.stdout[:300] + done.stderr[-300:]
-    return elapsed
+    process.returncode = os.waitstatus_to_exitcode(status)
+    quiet_box()
+    return elapsed, usage.ru_utime + usage.ru_stime + box_cpu() - box, out
+
+
+def ssh_grep(home: ClientHome, alias: str, log: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of ``ssh ALIAS grep -c step: LOG``."""
+    elapsed, cpu, out = whole_process(["ssh", "-F", str(home.config), "-o",
+                                       f"UserKnownHostsFile={home.known_hosts}", alias, f"grep -c step: {log}"])
+    assert out.strip() == b"1120", out[-300:]
+    return elapsed, cpu
+
+
+def check_process(alias: str, log: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of ``rlwatch check ALIAS:LOG --json`` as a whole process (start-up included)."""
+    elapsed, cpu, out = whole_process([sys.executable, "-m", "tui", "check", f"{alias}:{log}", "--json"],
+                                      cwd=Path(__file__).resolve().parents[1])
+    assert b'"steps": 1120' in out, out[-600:]
+    return elapsed, cpu
 
 
 def sessions_of_a_check(server: Sshd, log: Path) -> int:
@@ -63,16 +129,23 @@ def sessions_of_a_check(server: Sshd, log: Path) -> int:
     return len(server.sessions_started()) - before
 
 
-def paired(first, second, tries: int) -> tuple[float, float, list[float]]:
-    """Median seconds of ``first`` and ``second`` run in turn ``tries`` times, and each pair's ratio."""
+def paired(first, second, tries: int) -> tuple[float, float, list[float], float, float, list[float]]:
+    """``first`` and ``second`` (each giving wall and CPU seconds) run in turn ``tries`` times:
+    the median wall seconds of each and each pair's ratio, then the same for CPU seconds."""
     pairs = [(first(), second()) for _ in range(tries)]
-    return (statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs),
-            [a / b for a, b in pairs])
+    return (statistics.median(a[0] for a, _ in pairs), statistics.median(b[0] for _, b in pairs),
+            [a[0] / b[0] for a, b in pairs],
+            statistics.median(a[1] for a, _ in pairs), statistics.median(b[1] for _, b in pairs),
+            [a[1] / b[1] for a, b in pairs])
 
 
-async def load(alias: str, log: Path, proxy: ThrottleProxy | None = None) -> tuple[float, int]:
+async def load(alias: str, log: Path, proxy: ThrottleProxy | None = None) -> tuple[float, int, float]:
     """Seconds from start until the model holds every step, as the dashboard fills (it follows
-    the log), and the bytes the client received until then."""
+    the log), the bytes the client received until then, and the CPU seconds spent until then
+    here and on the box."""
+    await asyncio.to_thread(quiet_box)
+    box = await asyncio.to_thread(box_cpu)
+    cpu = time.process_time()
     start = time.perf_counter()
     source = RemoteLog(RemoteTarget(alias, str(log)), NEEDLES)
     await source.connect()
@@ -82,12 +155,13 @@ async def load(alias: str, log: Path, proxy: ThrottleProxy | None = None) -> tup
                                .run(follow=True))
     await asyncio.wait([task, asyncio.create_task(full.wait())], return_when=asyncio.FIRST_COMPLETED)
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu + await asyncio.to_thread(box_cpu) - box
     received = proxy.bytes_to_client if proxy else 0
     assert model.step_count == 1120, model.step_count
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     await source.close()
-    return elapsed, received
+    return elapsed, received, cpu
 
 
 async def follow_figures(alias: str, log: Path, samples: int = 40) -> tuple[float, float]:
@@ -132,8 +206,6 @@ def build_workload(log: Path, size_mb: int, workload: str) -> None:
 
 
 async def measure(size_mb: int, workload: str = "make", built: Path | None = None) -> list[Row]:
-    import os
-
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         log = root / "grpo.log"
@@ -144,6 +216,8 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
         size = log.stat().st_size
         home = ClientHome(root / "home")
         server = Sshd(root / "sshd", [home.public_key], log_sessions=True).start()
+        BOX[:] = [server]
+        account(server)
         proxy = ThrottleProxy(server.port)
         proxy_port = await proxy.start()
         home.add_host("box", server.port)
@@ -156,32 +230,46 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
             ssh_grep(home, "box", log)  # page cache warm
             # Best of TRIES each, taken in turn, so a burst of load on this machine
             # hits both sides alike.
-            base, ours, slow_base, slow = [], [], [], []
+            base, ours, slow_base, slow, cpu_ratios = [], [], [], [], []
             for _ in range(TRIES):
                 base.append(await asyncio.to_thread(ssh_grep, home, "box", log))
-                ours.append((await load("box", log))[0])
-                slow_base.append(await asyncio.to_thread(ssh_grep, home, "slowbox", log))
+                loaded = await load("box", log)
+                ours.append(loaded[0])
+                cpu_ratios.append((loaded[2], loaded[2] / base[-1][1]))
+                slow_base.append((await asyncio.to_thread(ssh_grep, home, "slowbox", log))[0])
                 slow.append((await load("slowbox", log))[0])
-            base, ours, slow_base, slow = min(base), min(ours), min(slow_base), min(slow)
-            check, check_base, ratios = await asyncio.to_thread(
+            base_cpu = statistics.median(cpu for _, cpu in base)
+            ours_cpu = statistics.median(cpu for cpu, _ in cpu_ratios)
+            load_cpu_ratios = [ratio for _, ratio in cpu_ratios]
+            base, ours, slow_base, slow = min(wall for wall, _ in base), min(ours), min(slow_base), min(slow)
+            check, check_base, ratios, check_cpu, check_base_cpu, check_cpu_ratios = await asyncio.to_thread(
                 paired, lambda: check_process("box", log), lambda: ssh_grep(home, "box", log), TRIES)
             sessions = await asyncio.to_thread(sessions_of_a_check, server, log)
             proxy.bytes_to_client = 0
-            _, received = await load("slowbox", log, proxy)
+            _, received, _ = await load("slowbox", log, proxy)
             p95, idle = await follow_figures("box", log)
         finally:
             await proxy.stop()
             server.stop()
+            release()
     ratio = statistics.median(ratios)
     return [
         Row(f"remote: `rlwatch check host:LOG --json`, whole process, {size_mb} MiB {workload} log",
             f"{check:.2f} s = {ratio:.2f}× ({min(ratios):.2f}–{max(ratios):.2f})",
             f"`ssh host grep -c step: LOG` {check_base:.2f} s", "≤ 1.5×", ratio <= 1.5),
+        Row(f"remote: `rlwatch check host:LOG --json`, CPU seconds of both ends (client tree + box), "
+            f"{size_mb} MiB {workload} log", f"{check_cpu:.2f} CPU-s = {statistics.median(check_cpu_ratios):.2f}× "
+            f"({min(check_cpu_ratios):.2f}–{max(check_cpu_ratios):.2f})",
+            f"`ssh host grep -c step: LOG` {check_base_cpu:.2f} CPU-s", "(informative)", True),
         Row("remote: sessions that `check` starts on the box (each a login shell there)", f"{sessions}",
             "`ssh host grep` 1", "(informative)", True),
         Row(f"remote: start → all steps loaded, {size_mb} MiB {workload} log, loopback sshd",
             f"{ours:.2f} s = {ours / base:.2f}× baseline", f"`ssh host grep -c step: log` {base:.2f} s",
             "≤ 1.5×", ours <= 1.5 * base),
+        Row(f"remote: start → all steps loaded, CPU seconds of both ends (client + box), {size_mb} MiB "
+            f"{workload} log", f"{ours_cpu:.2f} CPU-s = {statistics.median(load_cpu_ratios):.2f}× "
+            f"({min(load_cpu_ratios):.2f}–{max(load_cpu_ratios):.2f})",
+            f"`ssh host grep -c step: log` {base_cpu:.2f} CPU-s", "(informative)", True),
         Row("remote: bytes received during that backfill", f"{received / 1e6:.2f} MB = "
             f"{received / size:.2%} of the log", f"log {size / 1e6:.0f} MB", "≤ 1%", received <= 0.01 * size),
         Row("remote: the same through 10 MB/s + 20 ms", f"{slow:.2f} s = {slow / slow_base:.2f}× baseline",

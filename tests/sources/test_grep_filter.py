@@ -1,15 +1,14 @@
-"""Reading grep -b output."""
+"""What grep looks for in a big log, and reading its -b output."""
 
-import collections
 import subprocess
 import sys
-from pathlib import Path
 
-from bench.make_log import build
 from tests.corpus import CORPUS, all_verl_logs, verl_log
+from tui.parsers import incidents
 from tui.parsers.log_scanner import NEEDLES, LogScanner
+from tui.parsers.records import IncidentRecord
 from tui.sources.grep_filter import (
-    COMMON_LOG_BYTES,
+    FORMS,
     GrepOutput,
     grep_command,
     grep_needles,
@@ -18,6 +17,68 @@ from tui.sources.grep_filter import (
 
 # Seed 001's workload: its reward function's chatter around a real run's step lines.
 CHATTER = CORPUS.parent / "bench" / "chatter_log.py"
+# A line of each crash class as the software that prints it does, one per needle.
+MARKER_LINES = {
+    incidents.OOM: [
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate",
+        "(raylet) Worker 12 was killed due to memory pressure (OOM)",
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] . DefaultCPUAllocator: can't allocate memory",
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been OOM Killed.",
+        "srun: error: node107: task 0: Out Of Memory",
+    ],
+    incidents.COLLECTIVE_TIMEOUT: [
+        "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)",
+        "[Rank 3] Process group watchdog thread terminated with exception: NCCL error",
+        "[Rank 3] Some NCCL operations have failed or timed out.",
+        "[Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
+        "[Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping debug info.",
+        "[Rank 0] Terminating the process after attempting to dump debug info, due to collective timeout.",
+    ],
+    incidents.DEVICE_ERROR: [
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "an illegal memory access was encountered",
+        "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1289: block: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+        "EH9999: Inner Error!",
+    ],
+    incidents.ACTOR_DIED: [
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+        "The actor died unexpectedly before finishing this task.",
+        "error: The actor is dead because its worker process has died.",
+        "(raylet) A worker died or was killed while executing a task by an unexpected system error.",
+    ],
+    incidents.RAY_ERROR: [
+        "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::TaskRunner.run()",
+        "ray.exceptions.RayTaskError(ValueError): ray::WorkerDict.actor_rollout_generate_sequences()",
+        "ray.exceptions.RaySystemError: System error: Failed to unpickle serialized exception",
+        "Job 'raysubmit_wXcPm1u8hGz3Qy2L' failed",
+        "Job entrypoint command failed with exit code 1",
+    ],
+    incidents.HYDRA_ERROR: ["Error executing job with overrides: ['trainer.total_epochs=1']"],
+    incidents.KILLED: [
+        "run.sh: line 3: 12345 Killed                  python3 -m verl.trainer.main_ppo",
+        "已杀死",
+        "[launch.py:315:sigkill_handler] Killing subprocess 4242",
+        "Terminated",
+        "slurmstepd: error: *** JOB 494583 ON node12 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
+    ],
+    incidents.FATAL_SIGNAL: [
+        "Segmentation fault (core dumped)",
+        "Aborted (core dumped)",
+        "Fatal Python error: Segmentation fault",
+        "terminate called after throwing an instance of 'c10::Error'",
+        "*** SIGSEGV received at time=1716371234 on cpu 3 ***",
+    ],
+    incidents.TRACEBACK: [
+        "Traceback (most recent call last):",
+        '  File "/opt/verl/verl/trainer/main_ppo.py", line 64, in main',
+        "ValueError: the batch is empty",
+        "Exception: rollout worker gave up",
+        "KeyboardInterrupt",
+    ],
+}
 
 
 def test_output_split_across_chunks_and_carriage_returns_inside_lines():
@@ -43,15 +104,15 @@ def test_every_needle_is_one_literal_alternative_of_the_expression(tmp_path):
     assert [line.split(b":", 1)[1] for line in found] == lines[:4]
 
 
-def test_grep_looks_for_each_needle_from_its_rarest_byte_on():
-    assert grep_needles([b"out of memory", b"died unexpectedly", b"died or was killed"]) == (
-        b"f memory", b"xpectedly", b"was killed")
-    assert grep_needles([b"== Step ", b"core dumped", b"train metrics *****"]) == (b"Step ", b"umped", b"*****")
-    assert grep_needles([b"%|", b"Final validation metrics"]) == (
-        b"%|", b"Final validation metrics")  # short, or already from a rare byte
+def test_each_needle_is_looked_for_by_its_measured_part_and_shared_parts_once():
+    """The parts come from bench/needle_forms.py; parts several needles share go to grep once."""
+    assert set(FORMS) == set(NEEDLES)  # a new needle: run the tool (without a part it is looked for whole)
+    assert grep_needles([b"RayTaskError", b"ActorDiedError", b"step:"]) == (b"Error", b"step:")
+    assert grep_needles([b"a needle nobody measured"]) == (b"a needle nobody measured",)
 
 
 def test_a_ray_actor_prefix_is_looked_for_whole():
+    """Its parts are parts of other actors' prefixes ("(TaskRunner pid=" starts most verl lines)."""
     assert grep_needles([b"(Runner pid="]) == (b"(Runner pid=",)
 
 
@@ -63,27 +124,26 @@ def test_every_grep_string_is_a_part_of_its_needle_long_enough_not_to_match_by_c
         assert part.decode()  # whole characters: the expression is text
 
 
-def _chatter_shares(logs: list[Path]) -> dict[int, float]:
-    """Each byte's share of the lines of ``logs`` that no needle picks."""
-    counts: collections.Counter = collections.Counter()
-    for log in logs:
-        for line in log.read_bytes().splitlines():
-            if not any(needle in line for needle in NEEDLES):
-                counts.update(line)
-    total = sum(counts.values())
-    return {byte: count / total for byte, count in counts.items()}
-
-
-def test_the_common_bytes_are_those_of_the_corpus_and_both_bench_chatters(tmp_path):
-    build(tmp_path / "make.log", 8 << 20)
-    subprocess.run([sys.executable, str(CHATTER), str(verl_log("032")), str(tmp_path / "chatter.log"), "8"],
+def test_each_crash_class_is_found_by_grep_anywhere_in_a_chatty_log(tmp_path):
+    """Every crash class's marker lines, at the start, in the middle and at the end of seed 001's
+    chatter, reach the scanner through the parts grep looks for, and read as their class."""
+    chatter = tmp_path / "chatter.log"
+    subprocess.run([sys.executable, str(CHATTER), str(verl_log("032")), str(chatter), "2"],
                    check=True, stdout=subprocess.DEVNULL)
-    references = [_chatter_shares(all_verl_logs()), _chatter_shares([tmp_path / "make.log"]),
-                  _chatter_shares([tmp_path / "chatter.log"])]
-    mean = {byte: sum(shares.get(byte, 0.0) for shares in references) / 3 for byte in range(256)
-            if not 0x80 <= byte < 0xC0}
-    measured = bytes(sorted((b for b, share in mean.items() if share > 0.0005), key=lambda b: (-mean[b], b)))
-    assert COMMON_LOG_BYTES == measured
+    text = chatter.read_bytes()
+    middle = text.index(b"\n", len(text) // 2) + 1
+    markers = [line.encode() for lines in MARKER_LINES.values() for line in lines]
+    assert all(any(needle.encode() in line for line in markers) for needle in incidents.incident_needles())
+    log = tmp_path / "crash.log"
+    block = b"".join(line + b"\n" for line in markers)
+    log.write_bytes(block + text[:middle] + block + text[middle:] + block)
+    found = subprocess.run(grep_command(NEEDLES, str(log)), capture_output=True, env={"LC_ALL": "C"}).stdout
+    picked = [line.rstrip(b"\n") for _, line in GrepOutput().feed(found)]
+    for kind, lines in MARKER_LINES.items():
+        for line in lines:
+            assert picked.count(line.encode()) == 3, (kind, line)
+            records = LogScanner().scan_line(line.encode() + b"\n", 0)
+            assert [record.kind for record in records if isinstance(record, IncidentRecord)] == [kind], line
 
 
 def test_on_every_corpus_log_grep_picks_each_needed_line_and_little_else():

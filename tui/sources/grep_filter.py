@@ -6,14 +6,14 @@ faster than Python can look for the same strings; its output is
 runs locally (where Hyperscan is missing) and, over SSH, on the training box.
 The strings go to grep as one extended regular expression of escaped
 alternatives rather than as ``-F`` patterns: GNU grep reads the same dozens of
-literals with a quarter less CPU that way (measured on both bench workloads),
-and the box's CPU is what a remote backfill waits for.
+literals with less CPU that way (the parts below: a quarter less on seed 001's
+chatter, a twentieth on bench/make_log.py's log), and the box's CPU is what a
+remote backfill waits for.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import re
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Sequence
@@ -25,64 +25,112 @@ _READ_BYTES = 1 << 20
 DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes,count_bytes 2>/dev/null"
 
 
-# The bytes that start a character and are common in log chatter, most common first:
-# their mean share of the lines no needle picks in three references is over 0.05% — the
-# corpus logs (../shared/corpus/verl_logs), bench/make_log.py's chatter and seed 001's
-# (../shared/bench/chatter_log.py: Chinese and English text between "=" * 80 rules).
-# Any other byte is rarer than all of these.
-COMMON_LOG_BYTES = (b" e=rtasnco-mdiulhp'k_0fg31b62[w4587:9().\x1b#Ty]xDvW\xe6,/\xe7j\xe5R\xe8\xe9F$S"
-                    b'"^')
+# What the box's grep looks for instead of each of the scanner's needles: a part of it,
+# chosen by bench/needle_forms.py for what GNU grep spends on it. grep's search for many
+# strings (an extended expression of literal alternatives: a DFA) runs a fast loop while
+# the text matches no prefix of any string and a slow one from each byte that starts one,
+# so a set costs how often the text holds a prefix of one of its strings, and strings that
+# start alike share that cost: ``s dead because`` shares the ``s`` of ``step:``, which
+# must be looked for anyway, where ``because`` stops at every "about" of the chatter.
+# The scanner checks whole needles on the lines grep picks, so a part's chance matches
+# cost only the bytes of their lines. A needle missing here is looked for whole.
+# Measured when chosen (session 7, shared 2-CPU machine, `python bench/needle_forms.py
+# --logs DIR`, grep CPU seconds per GiB, the parts chosen by first-byte rank before → these):
+# seed 001's chatter 1.38 → 1.11, bench/make_log.py's 0.99 → 0.82, the corpus 0.70 → 0.64.
+FORMS: dict[bytes, bytes] = {
+    b'step:': b'step:',
+    b'%|': b'%|',
+    b'Total training steps': b'Total training steps',
+    b'[prompt]': b'[prompt]',
+    b'Final validation metrics': b'Final validation metrics',
+    b'ut of memory': b'f memory',
+    b'OutOfMemoryError': b'Error',
+    b'RESOURCE_EXHAUSTED': b'URCE_EXHAUSTED',
+    b'memory pressure': b'ssure',
+    b"can't allocate memory": b"'t allocate memory",
+    b'Detected ': b'Detected ',
+    b': Out Of Memory': b'f Memory',
+    b'Watchdog caught collective': b'ught collective',
+    b'watchdog thread terminated': b'watchdog thread terminated',
+    b'NCCL operations have failed': b's have failed',
+    b'watchdog got stuck': b'watchdog got stuck',
+    b'Heartbeat monitor timed out': b'Heartbeat monitor timed out',
+    b'Terminating the process after attempting to dump debug info': b'Terminating the process after attempting to dump debug info',
+    b'CUDA error': b'DA error',
+    b'device-side assert': b'ssert',
+    b'illegal memory access': b'y access',
+    b'Assertion `': b'ssertion `',
+    b'Inner Error': b'Error',
+    b'died unexpectedly': b'unexpectedly',
+    b'died or was killed': b's killed',
+    b'ActorDiedError': b'Error',
+    b'actor is dead because': b's dead because',
+    b'Unhandled error': b'Unhandled error',
+    b'RayTaskError': b'Error',
+    b'RaySystemError': b'Error',
+    b'raysubmit_': b'ysubmit_',
+    b'entrypoint command failed': b'ypoint command failed',
+    b'Error executing job with overrides': b'Error executing job with overrides',
+    b'Killed': b'Killed',
+    b'\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb': b'\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb',
+    b'Killing subprocess': b'Killing subprocess',
+    b'Terminated': b'Terminated',
+    b' CANCELLED AT ': b'ELLED AT ',
+    b'Segmentation fault': b'Segmentation fault',
+    b'core dumped': b'umped',
+    b'Fatal Python error': b'ython error',
+    b'terminate called after throwing': b'fter throwing',
+    b'received at time=': b'ved at time=',
+    b'Traceback (most recent call last)': b'st recent call last)',
+    b'", line ': b'", line ',
+    b'Error:': b'Error:',
+    b'Exception:': b'Exception:',
+    b'KeyboardInterrupt': b'yboardInterrupt',
+    b"'loss':": b"'loss':",
+    b'"loss": ': b'ss": ',
+    b"'objective/": b"'objective/",
+    b"{'eval_": b"'eval_",
+    b"'train_runtime'": b"untime'",
+    b'"train_runtime"': b'untime"',
+    b'train metrics *****': b's *****',
+    b's/it]': b's/it]',
+    b": {'train/": b"'train/",
+    b": {'rollout/": b"'rollout/",
+    b": {'perf/": b"'perf/",
+    b": {'eval/": b"'eval/",
+    b'num_rollout ..': b'um_rollout ..',
+    b'== Step ': b'Step ',
+    b'== Epoch ': b'Epoch ',
+    b'\xe2\x80\xa2 ': b'\xe2\x80\xa2 ',
+    b'stopping training early': b'stopping training early',
+    b'(Runner pid=': b'(Runner pid=',
+    b'Global step ': b'Global step ',
+    b'reward/avg_raw_reward': b'vg_raw_reward',
+    b"'policy/": b"'policy/",
+    b"'trainer/global_step'": b"step'",
+    b"'policy_loss':": b"'policy_loss':",
+    b"Finished: 'step'": b"Finished: 'step'",
+    b'| consumed samples:': b'umed samples:',
+    b'wandb': b'wandb',
+}
 # What an extended regular expression gives a meaning to, escaped to stand for itself.
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
-# A part of a needle shorter than this would match chatter by chance ("wing" of "after
-# throwing" is in "following"; "p:" of "step:" in every "foo.cpp:12" of a C++ warning).
-_MIN_FORM = 5
 
 
 def grep_needles(needles: Sequence[bytes]) -> tuple[bytes, ...]:
-    """What grep looks for: for each needle, the part of it that starts with its rarest byte.
-
-    GNU grep's search for many strings stops at every byte that can start
-    one of them and walks on from there, so its cost follows how common the
-    strings' first bytes are in the chatter around the wanted lines (seed
-    001's chatter: 2.1 CPU-seconds a GiB for the parts the corpus alone
-    ranked, 1.3 for these; bench/make_log.py's: 1.2 and 1.0). A part matches
-    every line its needle does, and the few lines it matches besides are
-    dropped by the scanner, which checks whole needles. Parts are at least
-    ``_MIN_FORM`` bytes (or the whole needle) and start and end on character
-    boundaries (the expression is text). A needle that opens a Ray actor
-    prefix (``(Runner pid=``) is searched whole: its parts are parts of other
-    actors' names too (``(TaskRunner pid=`` prefixes most of a verl log).
-    Ties go to the longer part.
-    """
-    def cost(form: bytes) -> tuple[int, int]:
-        """Lower for a rarer first byte, then for a longer part."""
-        return (len(COMMON_LOG_BYTES) - COMMON_LOG_BYTES.find(form[:1]) if form[:1] in COMMON_LOG_BYTES
-                else 0, -len(form))
-
-    return tuple(dict.fromkeys(min(_parts(needle), key=cost) for needle in needles))
-
-
-def _parts(needle: bytes) -> list[bytes]:
-    """The parts of ``needle`` grep may look for instead of it (see ``grep_needles``)."""
-    if needle.startswith(b"("):
-        return [needle]
-    bounds = [at for at in range(len(needle) + 1) if at == len(needle) or not 0x80 <= needle[at] < 0xC0]
-    shortest = min(len(needle), _MIN_FORM)
-    return [needle[a:b] for a in bounds for b in bounds if b - a >= shortest]
+    """What grep looks for: each needle's part (``FORMS``), each once."""
+    return tuple(dict.fromkeys(FORMS.get(needle, needle) for needle in needles))
 
 
 def literal_ere(needles: Sequence[bytes]) -> str:
-    """A POSIX extended regular expression matching any of ``needles`` literally."""
-    return _literal_ere(tuple(needles))
+    """A POSIX extended regular expression matching every line that holds any of ``needles``
+    (and the few others that hold a part of one)."""
+    return alternatives(grep_needles(needles))
 
 
-@functools.lru_cache(maxsize=8)
-def _literal_ere(needles: tuple[bytes, ...]) -> str:
-    """``literal_ere``, worked out once per set of needles: choosing the parts takes a few
-    milliseconds, and a remote run's script holds the expression four times (a fleet
-    of twenty runs built it eighty times, on the thread that draws)."""
-    return "|".join(_ERE_SPECIAL.sub(r"\\\1", needle.decode()) for needle in grep_needles(needles))
+def alternatives(strings: Sequence[bytes]) -> str:
+    """A POSIX extended regular expression matching any of ``strings`` literally."""
+    return "|".join(_ERE_SPECIAL.sub(r"\\\1", string.decode()) for string in strings)
 
 
 def grep_command(needles: Sequence[bytes], path: str) -> list[str]:
