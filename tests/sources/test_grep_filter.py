@@ -70,6 +70,7 @@ MARKER_LINES = {
         "Fatal Python error: Segmentation fault",
         "terminate called after throwing an instance of 'c10::Error'",
         "*** SIGSEGV received at time=1716371234 on cpu 3 ***",
+        "[2025-07-06 07:14:27,052 C 2915798 2915798] task_receiver.cc:219:  Check failed: objects_valid",
     ],
     incidents.TRACEBACK: [
         "Traceback (most recent call last):",
