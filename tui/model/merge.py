@@ -101,8 +101,10 @@ class TaggedSeries(Series):
         steps = self.steps
         if steps and step <= steps[-1]:
             return self._offer_earlier(step, value, source)
-        # A new last step, the case of nearly every value: no search, no rule.
-        self._append(step, value)
+        # A new last step, the case of nearly every value: no search, no rule
+        # (Series._append inline: a fleet's opening appends a million values).
+        steps.append(step)
+        self.values.append(value)
         if self._sources is not None:
             self._sources.append(source)
         elif source:  # not the console (0): the first value from elsewhere

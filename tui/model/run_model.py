@@ -135,11 +135,12 @@ class RunModel:
             self._logger_only_steps.add(record.step)
             if self._last_logger_step is None or record.step > self._last_logger_step:
                 self._last_logger_step = record.step
+        every, step = self.series, record.step
         for key, value in record.metrics.items():
-            series = self.series.get(key)
+            series = every.get(key)
             if series is None:
-                series = self.series[key] = TaggedSeries()
-            series.offer(record.step, value, source)
+                series = every[key] = TaggedSeries()
+            series.offer(step, value, source)
 
     def _apply_progress(self, record: ProgressRecord) -> None:
         position = training_position(record)
