@@ -230,16 +230,18 @@ def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float) -> list
 
 def comparison(results: list[tuple[dict, dict]], others: list[tuple[dict, dict]],
                against: Path) -> list[Row]:
-    """This checkout's fleet against ``against``'s, measured in the same pairs: opening time
-    and rlwatch's own CPU, the ratios taken pair by pair."""
+    """This checkout's fleet against ``against``'s, measured in the same pairs: opening time,
+    rlwatch's own CPU and its idle CPU, the ratios taken pair by pair."""
     rows = []
-    for figure, label in (("open_s", "opening"), ("open_cpu_s", "rlwatch's own CPU to every step")):
+    for figure, label, unit, scale in (("open_s", "opening", " s", 1), ("open_cpu_s", "rlwatch's own CPU "
+                                       "to every step", " s", 1), ("idle", "CPU idle", "% of a core", 100)):
         ratio = statistics.median(f[figure] / g[figure] for (_, f), (_, g) in zip(results, others))
         ones = statistics.median(o[figure] / p[figure] for (o, _), (p, _) in zip(results, others))
         rows.append(Row(f"… {label}, fleet against {against.name}'s rlwatch (one run: {ones:.2f}×)",
-                        f"{statistics.median(f[figure] for _, f in results):.2f} s = {ratio:.2f}×",
-                        f"{statistics.median(g[figure] for _, g in others):.2f} s", "(informative)",
-                        True))
+                        f"{statistics.median(f[figure] for _, f in results) * scale:.2f}{unit} = "
+                        f"{ratio:.2f}×",
+                        f"{statistics.median(g[figure] for _, g in others) * scale:.2f}{unit}",
+                        "(informative)", True))
     return rows
 
 
