@@ -1,6 +1,7 @@
 """A fleet's cost: 20 runs on 5 hosts against one run, opening time, memory and idle CPU.
 
-    python bench/fleet.py [--pairs 3] [--idle 30]
+    python bench/fleet.py [--pairs 3] [--idle 30] [--client-cpus 0,1 --box-cpus 2-15]
+                          [--against CHECKOUT]
 
 Five loopback sshd instances stand for five boxes (each its own port, host key
 and ssh_config alias, a replayed H100 ``nvidia-smi`` on its PATH, so each
@@ -17,6 +18,13 @@ resident memory above the same interpreter with rlwatch imported (the
 baseline: what no run costs), and the CPU it uses over a quiet window once
 loaded (the logs stop growing; the accelerator readings go on). The two are
 measured in alternating pairs, and the ratios are taken pair by pair.
+
+On one machine the boxes' sshd sessions, shells and greps share the cores with
+rlwatch, as they never do on a real fleet. ``--client-cpus`` pins rlwatch to
+some cores and ``--box-cpus`` the five sshds (and all they start) to others:
+on a machine of many cores, the "boxes elsewhere" figure. ``--against`` also
+measures another checkout's rlwatch (a worktree of the commit before, say) in
+the same pairs, one after the other, for a before/after of the same run.
 """
 
 from __future__ import annotations
@@ -41,7 +49,13 @@ from tests.sources.accelerators.replay import install  # noqa: E402
 from tests.sshd import ClientHome, Sshd  # noqa: E402
 
 HOSTS, RUNS_PER_HOST = 5, 4
+REPO = Path(__file__).resolve().parents[1]
 STEPS = 1120  # corpus 032's steps
+# Seconds between the opening and the idle window. The fleet judges its runs within 0.1 s
+# a redraw (once a second), so twenty fresh backfills are judged over several seconds
+# after the last step is in; on a fast machine 5 s did not cover it, and the end of the
+# opening's judging was counted as idle.
+SETTLE_S = 10.0
 
 _CHILD = r"""
 import asyncio, json, sys, time
@@ -75,7 +89,9 @@ async def main(mode, targets, idle_s, steps):
         while not all(s is not None and s.model.step_count == steps for s in sessions()):
             await pilot.pause(0.01)
         opened, opening_cpu = time.perf_counter() - start, time.process_time()
-        await pilot.pause(5.0)  # drawn, judged, the accelerators read
+        wall = time.monotonic()
+        await pilot.pause({settle_s})  # drawn, judged, the accelerators read
+        settling = (time.process_time() - opening_cpu) / (time.monotonic() - wall)
         rss = rss_mb()
         cpu, wall = time.process_time(), time.monotonic()
         await asyncio.sleep(idle_s)
@@ -83,7 +99,7 @@ async def main(mode, targets, idle_s, steps):
         shown = len(sessions())
     await pool.close()
     print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "rss_mb": rss - base,
-                      "idle": idle, "runs": shown,
+                      "settling": settling, "idle": idle, "runs": shown,
                       "logins": pool.logins}}))
 
 asyncio.run(main(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])))
@@ -108,14 +124,25 @@ def sessions(boxes: list[Sshd]) -> int:
     return sum(len(box.sessions_started()) for box in boxes)
 
 
+def cpu_list(text: str) -> set[int]:
+    """The cores of a list as taskset writes it (``0,1``, ``2-15``)."""
+    cores: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cores.update(range(int(first), int(last or first) + 1))
+    return cores
+
+
 def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
-            boxes: list[Sshd]) -> dict:
-    """One measurement in a fresh interpreter, with the boxes' CPU and sessions over it."""
-    repo = str(Path(__file__).resolve().parents[1])
+            boxes: list[Sshd], repo: Path = REPO, client_cpus: set[int] | None = None) -> dict:
+    """One measurement in a fresh interpreter running ``repo``'s rlwatch (on ``client_cpus``
+    when given), with the boxes' CPU and sessions over it."""
     before, started = box_cpu_s(boxes), sessions(boxes)
-    done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=repo), mode, json.dumps(targets),
-                           str(idle_s), str(STEPS)],
-                          capture_output=True, text=True, env=home.env(), timeout=600)
+    done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(repo), settle_s=SETTLE_S), mode,
+                           json.dumps(targets), str(idle_s), str(STEPS)],
+                          capture_output=True, text=True, env=home.env(), timeout=600,
+                          preexec_fn=None if client_cpus is None
+                          else lambda: os.sched_setaffinity(0, client_cpus))
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
     deadline = time.monotonic() + 10
@@ -125,7 +152,8 @@ def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
             "sessions": sessions(boxes) - started}
 
 
-def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
+def rows(pairs: int = 3, idle_s: float = 30.0, client_cpus: set[int] | None = None,
+         box_cpus: set[int] | None = None, against: Path | None = None) -> list[Row]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         home = ClientHome(root / "home")
@@ -134,6 +162,9 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
         for index in range(1, HOSTS + 1):
             box = Sshd(root / f"sshd{index}", [home.public_key],
                        env={"PATH": f"{root / 'bin'}:/usr/bin:/bin"}, log_sessions=True).start()
+            if box_cpus is not None:
+                assert box.process is not None
+                os.sched_setaffinity(box.process.pid, box_cpus)  # its sessions inherit it
             boxes.append(box)
             aliases.append(f"box{index}")
             home.add_host(aliases[-1], box.port)
@@ -144,15 +175,27 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
         fleet = [f"{alias}:{root}/runs{index}/*" for index, alias in enumerate(aliases, 1)]
         one = [f"box1:{root}/runs1/r0"]
         try:
-            results = []
+            results, others = [], []
             for _ in range(pairs):
-                results.append((measure(home, "one", one, idle_s, boxes),
-                                measure(home, "fleet", fleet, idle_s, boxes)))
+                results.append((measure(home, "one", one, idle_s, boxes, client_cpus=client_cpus),
+                                measure(home, "fleet", fleet, idle_s, boxes, client_cpus=client_cpus)))
+                if against is not None:
+                    others.append((measure(home, "one", one, idle_s, boxes, against, client_cpus),
+                                   measure(home, "fleet", fleet, idle_s, boxes, against, client_cpus)))
         finally:
             for box in boxes:
                 box.stop()
     runs = HOSTS * RUNS_PER_HOST
-    assert all(f["runs"] == runs and f["logins"] == HOSTS for _, f in results), results
+    assert all(f["runs"] == runs and f["logins"] == HOSTS for _, f in results + others), results
+    table = figures(results, pairs, idle_s)
+    if against is not None:
+        table += comparison(results, others, against)
+    return table
+
+
+def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float) -> list[Row]:
+    """The table's rows from (one run, fleet) pairs of measurements."""
+    runs = HOSTS * RUNS_PER_HOST
     open_ratio = statistics.median(f["open_s"] / o["open_s"] for o, f in results)
     memory_ratio = statistics.median((f["rss_mb"] / runs) / o["rss_mb"] for o, f in results)
     fleet_idle = statistics.median(f["idle"] for _, f in results)
@@ -186,17 +229,44 @@ def rows(pairs: int = 3, idle_s: float = 30.0) -> list[Row]:
         Row(f"… memory per run above the bare interpreter with rlwatch imported ({HOSTS} SSH logins)",
             f"{fleet_rss / runs:.1f} MB = {memory_ratio:.2f}× one run ({fleet_rss:.0f} MB in all)",
             f"one run {one_rss:.1f} MB", "≤ 2× one run's", memory_ratio <= 2.0),
+        Row(f"… CPU over the {SETTLE_S:.0f} s after the opening (rows drawn, runs judged, the "
+            "accelerators read), before the idle window", f"{medians('settling')[1] * 100:.1f}% of a core",
+            f"one run {medians('settling')[0] * 100:.1f}%", "(informative)", True),
         Row(f"… CPU idle, {HOSTS} hosts' accelerators read every 2 s ({idle_s:.0f} s)",
             f"{fleet_idle * 100:.2f}% of a core", f"one run {one_idle * 100:.2f}%",
             "≤ 3% of a core", fleet_idle <= 0.03),
     ]
 
 
+def comparison(results: list[tuple[dict, dict]], others: list[tuple[dict, dict]],
+               against: Path) -> list[Row]:
+    """This checkout's fleet against ``against``'s, measured in the same pairs: opening time,
+    rlwatch's own CPU and its idle CPU, the ratios taken pair by pair."""
+    rows = []
+    for figure, label, unit, scale in (("open_s", "opening", " s", 1), ("open_cpu_s", "rlwatch's own CPU "
+                                       "to every step", " s", 1), ("settling", "CPU settling",
+                                       "% of a core", 100), ("idle", "CPU idle", "% of a core", 100)):
+        ratio = statistics.median(f[figure] / g[figure] for (_, f), (_, g) in zip(results, others))
+        ones = statistics.median(o[figure] / p[figure] for (o, _), (p, _) in zip(results, others))
+        rows.append(Row(f"… {label}, fleet against {against.name}'s rlwatch (one run: {ones:.2f}×)",
+                        f"{statistics.median(f[figure] for _, f in results) * scale:.2f}{unit} = "
+                        f"{ratio:.2f}×",
+                        f"{statistics.median(g[figure] for _, g in others) * scale:.2f}{unit}",
+                        "(informative)", True))
+    return rows
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--idle", type=float, default=30.0)
+    parser.add_argument("--client-cpus", type=cpu_list, help="pin rlwatch to these cores (0,1)")
+    parser.add_argument("--box-cpus", type=cpu_list, help="pin the boxes' sshds to these (2-15)")
+    parser.add_argument("--against", type=Path, help="another checkout to measure in the same pairs")
     options = parser.parse_args()
     from bench.run_all import machine
 
-    print_table(rows(options.pairs, options.idle), machine())
+    pinned = "" if options.client_cpus is None else f"; rlwatch on cores {sorted(options.client_cpus)}"
+    boxed = "" if options.box_cpus is None else f", the boxes on {sorted(options.box_cpus)}"
+    print_table(rows(options.pairs, options.idle, options.client_cpus, options.box_cpus,
+                     options.against), machine() + pinned + boxed)

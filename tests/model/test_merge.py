@@ -143,3 +143,14 @@ def test_memory_stays_at_one_byte_per_value_above_the_values():
                for a in (series.steps, series.values, series._sources))
     # 8 (step) + 8 (value) + 1 (source) bytes: 100,000 steps × 150 metrics = 255 MB.
     assert used == values * 17
+
+
+def test_a_column_goes_in_whole_only_after_the_last_step_and_only_from_the_console():
+    series = TaggedSeries()
+    assert series.extend([1, 2], [0.1, 0.2], CONSOLE)
+    assert not series.extend([2, 3], [0.5, 0.3], CONSOLE)  # step 2 is there: offered one by one
+    assert not series.extend([3, 4], [0.3, 0.4], JSONL)  # values from elsewhere are weighed
+    tagged = TaggedSeries()
+    tagged.offer(1, 0.1, JSONL)
+    assert not tagged.extend([2], [0.2], CONSOLE)  # a tagged series keeps each value's source
+    assert list(series.steps) == [1, 2] and list(series.values) == [0.1, 0.2]

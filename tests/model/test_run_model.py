@@ -2,6 +2,9 @@
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.corpus import verl_log
 from tui.model.aliases import (
     DASHBOARD_CONCEPTS,
@@ -10,6 +13,7 @@ from tui.model.aliases import (
     TRAIN_REWARD,
     VALIDATION,
 )
+from tui.model.merge import Source, TaggedSeries
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.records import (
@@ -140,3 +144,31 @@ def test_a_loggers_end_is_the_runs_only_while_no_step_follows_it():
     assert not model.end_marker_seen and not model.finished
     model.apply([RunEndRecord(300, by_logger=True)], now=2.0)
     assert model.finished
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.integers(0, 12), st.lists(st.sampled_from("abcd"), max_size=4),
+                          st.floats(allow_nan=False)), max_size=25),
+       st.lists(st.integers(1, 25), max_size=4))
+def test_steps_folded_at_once_hold_what_each_value_offered_in_turn_would(lines, cuts):
+    """A backfill's lines go in key by key (columns): the series must be the same as
+    offering every value of every line in order, whatever the steps and keys
+    (steps re-printed or out of order, keys coming and going, chunks of any size)."""
+    records = [StepRecord(step, {key: value + i for i, key in enumerate(keys)}, 10 * at, 10 * at + 9)
+               for at, (step, keys, value) in enumerate(lines)]
+    model = RunModel()
+    for chunk in _chunks(records, cuts):
+        model.apply(chunk, now=1.0)
+    expected: dict[str, TaggedSeries] = {}
+    for record in records:
+        for key, value in record.metrics.items():
+            expected.setdefault(key, TaggedSeries()).offer(record.step, value, Source.CONSOLE)
+    assert list(model.series) == list(expected)
+    assert {key: (list(s.steps), list(s.values)) for key, s in model.series.items()} == \
+        {key: (list(s.steps), list(s.values)) for key, s in expected.items()}
+
+
+def _chunks(records: list[StepRecord], cuts: list[int]) -> list[list[StepRecord]]:
+    """``records`` cut at the given indices, in order."""
+    bounds = [0, *sorted(cut for cut in cuts if cut < len(records)), len(records)]
+    return [records[start:end] for start, end in zip(bounds, bounds[1:])]

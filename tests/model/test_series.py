@@ -1,8 +1,13 @@
 """A metric's series: ordered appends, later-line-wins, spike-keeping downsampling."""
 
 import math
+from functools import reduce
+from operator import add
 
-from tui.model.series import Series
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui.model.series import BLOCK, Series
 
 
 def build(points) -> Series:
@@ -77,3 +82,24 @@ def test_the_finite_sum_follows_appends_and_rewrites_without_nan():
     series.set(2, 0.5)  # a re-printed step rewrites its value
     series.set(4, 1.0)
     assert series.finite_sum() == 2.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e9, 1e9) | st.floats(-1e-3, 1e-3) | st.sampled_from([math.nan, math.inf, -0.0]),
+                min_size=BLOCK * 4, max_size=BLOCK * 12),
+       st.lists(st.booleans(), min_size=BLOCK * 12, max_size=BLOCK * 12))
+def test_the_summaries_do_not_depend_on_when_the_series_is_read(values, read_after):
+    """A series read between appends (a panel, a rule) and one read only at the end
+    have the same range, in-order sum and drawing, as the points themselves give."""
+    read_often, read_once = Series(), Series()
+    for step, value in enumerate(values):
+        read_often.set(step, value)
+        read_once.set(step, value)
+        if read_after[step]:
+            read_often.finite_range()
+    finite = [v for v in values if math.isfinite(v)]
+    assert read_often.finite_range() == read_once.finite_range() == \
+        ((min(finite), max(finite)) if finite else None)
+    assert read_often.finite_sum() == read_once.finite_sum() == reduce(add, finite, 0.0)
+    buckets = len(values) // BLOCK // 2  # drawn from the block summaries, two blocks a bucket
+    assert read_often.downsample(buckets) == read_once.downsample(buckets)

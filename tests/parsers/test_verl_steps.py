@@ -2,7 +2,10 @@
 
 import math
 
-from tui.parsers.verl_steps import find_step, parse_items
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui.parsers.verl_steps import find_step, parse_items, split_item
 
 
 def test_step_line_at_start():
@@ -52,3 +55,24 @@ def test_unreadable_items_are_counted_and_the_rest_kept():
     metrics, dropped = parse_items("a:1 - junk without colon - b:np.float64(0.1 - c:3 -")
     assert metrics == {"a": 1.0, "c": 3.0}
     assert dropped == 2
+
+
+# Pieces of items, plain and odd: whatever a line is made of, it must read as its
+# items read one by one (``parse_items`` reads plain lines a faster way).
+_KEYS = st.text(alphabet="ab/_:-. \t\x1c()٣", max_size=6)
+_VALUES = st.sampled_from(["0.5", "-1", "1e-3", "1.", ".5", "nan", "-Infinity", "1_0", "True", "",
+                           "np.float64(0.25)", "np.int32(2)", "np.float64(1_0)", "np.bool_(True)",
+                           "np.float64(0.1", "٣", "0x1", "1 ", " 2", "3:4"]) | st.text("0123456789.e-+_", max_size=5)
+
+
+@settings(max_examples=500)
+@given(st.lists(st.tuples(_KEYS, _VALUES), max_size=6), st.sampled_from(["", " -", " - ", "  "]))
+def test_a_line_reads_as_its_items_read_one_by_one(items, tail):
+    text = " - ".join(f"{key}:{value}" for key, value in items) + tail
+    metrics, dropped = parse_items(text)
+    text = text.rstrip().removesuffix(" -")
+    one_by_one = [split_item(item) for item in text.split(" - ")]
+    readable = [(key, value) for key, value in filter(None, one_by_one) if value is not None]
+    assert {key: repr(value) for key, value in metrics.items()} == {key: repr(value) for key, value in readable}
+    assert list(metrics) == list(dict(readable))
+    assert dropped == len(one_by_one) - len(readable)

@@ -17,6 +17,7 @@ import math
 import struct
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 from enum import IntEnum
 
 from tui.model.series import Series
@@ -101,12 +102,24 @@ class TaggedSeries(Series):
         steps = self.steps
         if steps and step <= steps[-1]:
             return self._offer_earlier(step, value, source)
-        # A new last step, the case of nearly every value: no search, no rule.
-        self._append(step, value)
+        # A new last step, the case of nearly every value: no search, no rule
+        # (Series._append inline: a fleet's opening appends a million values).
+        steps.append(step)
+        self.values.append(value)
         if self._sources is not None:
             self._sources.append(source)
         elif source:  # not the console (0): the first value from elsewhere
             self._start_tags(len(steps) - 1, source)
+        return True
+
+    def extend(self, steps: Sequence[int], values: Sequence[float], source: Source) -> bool:
+        """Append console values at ``steps`` (strictly ascending) if they all come after
+        the last; False, changing nothing, when they do not or come from elsewhere (the
+        caller then offers them one by one)."""
+        if source or self._sources is not None or (self.steps and steps[0] <= self.steps[-1]):
+            return False
+        self.steps.extend(steps)
+        self.values.extend(values)
         return True
 
     def source_at(self, step: int) -> Source | None:

@@ -11,6 +11,8 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import lt
 
 from tui.model.aliases import STEP_TIME, Concept
 from tui.model.merge import Source, TaggedSeries
@@ -97,9 +99,10 @@ class RunModel:
         """
         if not records:
             return False
+        steps: list[StepRecord] = []
         for record in records:
             if isinstance(record, StepRecord):
-                self._apply_step(record, now, source)
+                steps.append(record)  # folded in together below: no other record reads them
             elif isinstance(record, ProgressRecord):
                 self._apply_progress(record)
             elif isinstance(record, TotalStepsRecord):
@@ -119,10 +122,55 @@ class RunModel:
                 self._own_end_seen = True
                 if self.end_marker_offset is None or record.offset > self.end_marker_offset:
                     self.end_marker_offset = record.offset
+        self._apply_steps(steps, now, source)
         self.version += 1
         return True
 
-    def _apply_step(self, record: StepRecord, now: float, source: Source) -> None:
+    def _apply_steps(self, records: list[StepRecord], now: float, source: Source) -> None:
+        """Fold step records in, in order: each step's line into the index, then the values.
+
+        A backfill brings a thousand lines of the same ~50 keys at once (a fleet,
+        twenty such logs). When their steps ascend, each key's values are
+        gathered into one column (lines with the same keys, most of them, are
+        transposed at once) and go into its series in one piece where they all
+        come after its last step. The result is the same as offering each value
+        in turn, which is what happens otherwise.
+        """
+        for record in records:
+            self._index_step(record, now, source)
+        records = [record for record in records if record.metrics]
+        steps = [record.step for record in records]
+        if not all(map(lt, steps, steps[1:])):
+            for record in records:
+                for key, value in record.metrics.items():
+                    self._series(key).offer(record.step, value, source)
+            return
+        columns: dict[str, tuple[list[int], list[float]]] = {}
+        for keys, same_keys in groupby(records, lambda record: tuple(record.metrics)):
+            group = list(same_keys)
+            group_steps = [record.step for record in group]
+            for key, group_values in zip(keys, zip(*(record.metrics.values() for record in group))):
+                column = columns.get(key)
+                if column is None:
+                    columns[key] = (group_steps.copy(), list(group_values))
+                else:
+                    column[0].extend(group_steps)
+                    column[1].extend(group_values)
+        for key, (key_steps, values) in columns.items():
+            series = self._series(key)
+            if not series.extend(key_steps, values, source):
+                for step, value in zip(key_steps, values):
+                    series.offer(step, value, source)
+
+    def _series(self, key: str) -> TaggedSeries:
+        """The series of ``key``, made empty the first time."""
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = TaggedSeries()
+        return series
+
+    def _index_step(self, record: StepRecord, now: float, source: Source) -> None:
+        """A step record's line and step, without its values."""
         self.dropped_items += record.dropped
         if not record.metrics:
             return
@@ -142,11 +190,6 @@ class RunModel:
             self._logger_only_steps.add(record.step)
             if self._last_logger_step is None or record.step > self._last_logger_step:
                 self._last_logger_step = record.step
-        for key, value in record.metrics.items():
-            series = self.series.get(key)
-            if series is None:
-                series = self.series[key] = TaggedSeries()
-            series.offer(record.step, value, source)
 
     def _apply_progress(self, record: ProgressRecord) -> None:
         position = training_position(record)
