@@ -143,7 +143,7 @@ HUNG_AT_START = (Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "ge
 def test_a_run_hung_before_its_first_step_is_stalled_not_unreadable(tmp_path):
     """Ray's actors wait for a GPU that never frees up: the log holds the run's start and
     the autoscaler's complaints, no step. Read as it is written it is running; once nothing
-    has been written for half an hour, stalled (it used to be "not a training log")."""
+    has been written for an hour, stalled (it used to be "not a training log")."""
     log = tmp_path / "grpo.log"
     shutil.copy(HUNG_AT_START, log)
     done = rlwatch("check", str(log))

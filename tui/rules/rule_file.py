@@ -39,7 +39,7 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "nonfinite": {},
     "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None)},
     "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0),
-                "quiet_seconds": (_NUMBER, False, 1800.0)},
+                "quiet_seconds": (_NUMBER, False, 3600.0)},
     # Failures in the log: the crash the run did not go on after, or (``survived``) the
     # errors it went on after and those printed after its own end.
     "incident": {"kinds": ((list,), True, None), "survived": ((bool,), False, False)},
