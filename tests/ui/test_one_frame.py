@@ -107,3 +107,21 @@ async def test_the_step_details_tab_keys_draw_the_tab_whole_in_their_first_frame
         app.look = lambda: (under("metrics"), app.focused is metrics, metrics.display)
         assert await frames_for(pilot, app, "m") >= 1
         assert app.seen[0] == (True, True, True)
+
+
+async def test_brackets_draw_one_frame_each(tmp_path: Path):
+    """``[``/``]`` onto steps with more or fewer metrics: the table's scroll bar is fitted in
+    the same frame (it was repainted in one of its own after the layout)."""
+    app = counting_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+        await pilot.press("s")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the step detail")
+        metrics = app.screen.query_one(StepMetrics)
+        lengths = set()
+        for key in ("left_square_bracket", "right_square_bracket") * 2:
+            assert await frames_for(pilot, app, key) == 1
+            lengths.add(metrics.virtual_size.height)
+            assert metrics.vertical_scrollbar.window_virtual_size == metrics.virtual_size.height
+        assert len(lengths) == 2  # steps 19 and 20 log different numbers of metrics
