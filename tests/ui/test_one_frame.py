@@ -125,3 +125,21 @@ async def test_brackets_draw_one_frame_each(tmp_path: Path):
             lengths.add(metrics.virtual_size.height)
             assert metrics.vertical_scrollbar.window_virtual_size == metrics.virtual_size.height
         assert len(lengths) == 2  # steps 19 and 20 log different numbers of metrics
+
+
+async def test_back_on_the_dashboard_the_header_clock_waits_a_second(tmp_path: Path):
+    """``esc`` draws the dashboard whole, the time since the last step with it; the header's
+    once-a-second tick starts over from there. On its old beat it came anywhere in the next
+    second, most often a few milliseconds after the screen (the keys on another screen take
+    a while), one more frame for the ``esc``. The clock still ticks after that second."""
+    app = counting_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+        await pilot.press("s")
+        await pilot.pause(0.7)
+        app.frames = 0
+        await pilot.press("escape")
+        await pilot.pause(0.8)
+        assert app.screen is app.dashboard and app.frames == 1
+        await pilot.pause(0.4)
+        assert app.frames == 2

@@ -81,6 +81,9 @@ class DashboardScreen(Screen):
         await self.show_model()
         self.show_findings(self._findings)
 
+    def on_screen_resume(self) -> None:
+        self.header.restart_clock()
+
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Put a source event in the header's status area."""
         self.header.show_status(text, kind)
