@@ -60,6 +60,14 @@ def counting_app(tmp_path: Path) -> FrameCountingApp:
     return app
 
 
+async def open_step_detail(pilot, app: FrameCountingApp) -> None:
+    """The detail of the run's newest step, opened from the steps table."""
+    await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+    await pilot.press("s")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the step detail")
+
+
 async def test_a_panel_arrow_moves_the_focus_in_one_frame(tmp_path: Path):
     app = counting_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -83,10 +91,7 @@ async def test_the_step_details_tab_keys_draw_the_tab_whole_in_their_first_frame
     once more a moment later, drawing the same again.)"""
     app = counting_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
-        await pilot.press("s")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the step detail")
+        await open_step_detail(pilot, app)
         screen = app.screen
         tabs = screen.query_one(Tabs)
         underline = tabs.query_one(Underline)
@@ -114,10 +119,7 @@ async def test_brackets_draw_one_frame_each(tmp_path: Path):
     the same frame (it was repainted in one of its own after the layout)."""
     app = counting_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
-        await pilot.press("s")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the step detail")
+        await open_step_detail(pilot, app)
         metrics = app.screen.query_one(StepMetrics)
         lengths = set()
         for key in ("left_square_bracket", "right_square_bracket") * 2:

@@ -42,6 +42,7 @@ from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.processes import ProcessesScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
+from tui.ui.widgets.chart_plot import ChartPlot
 
 # The log's modification time, and "now" two minutes later.
 WRITTEN_AT = 1_790_000_000.0
@@ -109,6 +110,9 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
             await pilot.pause(0.3)
         if screen_class is not None:
             await wait_for(pilot, lambda: isinstance(app.screen, screen_class), screen)
+        if screen_class is ChartScreen:  # the figure follows the screen's first frame
+            plot = app.screen.query_one(ChartPlot)
+            await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure")
         await pilot.pause(0.5)
         svg = screen_svg(app, variant == "ascii")
     match_snapshot(f"{screen}_{size}_{variant}", svg)
