@@ -99,8 +99,10 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
     app = dashboard_on(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
                        name="cola", watch_accelerators=False)
     keys, screen_class = SCREENS[screen]
+    # Before the first frame: set after it, the header showed the real clock's age until
+    # its first tick, which a quick run could beat to the snapshot.
+    app.dashboard.header.clock = lambda: NOW
     async with app.run_test(size=SIZES[size]) as pilot:
-        app.dashboard.header.clock = lambda: NOW
         await wait_for(pilot, lambda: app.model.last_step == 40 and any(
             f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
             timeout=20)
