@@ -42,6 +42,7 @@ from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.processes import ProcessesScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
+from tui.ui.widgets.chart_plot import ChartPlot
 
 # The log's modification time, and "now" two minutes later.
 WRITTEN_AT = 1_790_000_000.0
@@ -98,8 +99,10 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
     app = dashboard_on(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
                        name="cola", watch_accelerators=False)
     keys, screen_class = SCREENS[screen]
+    # Before the first frame: set after it, the header showed the real clock's age until
+    # its first tick, which a quick run could beat to the snapshot.
+    app.dashboard.header.clock = lambda: NOW
     async with app.run_test(size=SIZES[size]) as pilot:
-        app.dashboard.header.clock = lambda: NOW
         await wait_for(pilot, lambda: app.model.last_step == 40 and any(
             f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
             timeout=20)
@@ -109,6 +112,9 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
             await pilot.pause(0.3)
         if screen_class is not None:
             await wait_for(pilot, lambda: isinstance(app.screen, screen_class), screen)
+        if screen_class is ChartScreen:  # the figure follows the screen's first frame
+            plot = app.screen.query_one(ChartPlot)
+            await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure")
         await pilot.pause(0.5)
         svg = screen_svg(app, variant == "ascii")
     match_snapshot(f"{screen}_{size}_{variant}", svg)

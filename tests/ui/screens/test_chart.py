@@ -1,11 +1,16 @@
-"""The chart's envelope: a long series shrunk to its columns keeps every spike."""
+"""The chart's envelope: a long series shrunk to its columns keeps every spike. The chart
+opens at once, saying its figure is being drawn, and the figure follows."""
 
 from __future__ import annotations
 
 import math
 from array import array
+from pathlib import Path
 
-from tui.ui.screens.chart import envelope
+from tests.support import text_of, wait_for
+from tests.ui.test_one_frame import SIZE, counting_app
+from tui.ui.screens.chart import ChartScreen, envelope
+from tui.ui.widgets.chart_plot import PLACEHOLDER, ChartPlot
 
 
 def test_a_one_step_spike_survives_shrinking_100k_points_to_50_columns():
@@ -22,3 +27,33 @@ def test_a_one_step_spike_survives_shrinking_100k_points_to_50_columns():
 def test_a_short_series_is_drawn_whole_without_its_non_finite_points():
     xs, ys = envelope(array("q", [1, 2, 3, 4]), array("d", [1.0, math.inf, 3.0, 4.0]), 50)
     assert (xs, ys) == ([1, 3, 4], [1.0, 3.0, 4.0])
+
+
+async def test_the_chart_opens_with_a_placeholder_and_its_figure_follows(tmp_path: Path):
+    """plotext builds a wide figure in a quarter of a second of pure Python: the screen
+    comes first, its figure in the frame after."""
+    app = counting_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+        await pilot.pause(0.3)
+
+        def look() -> str:
+            screen = app.screen
+            return text_of(screen.query_one(ChartPlot)) if isinstance(screen, ChartScreen) else ""
+
+        app.look, app.seen = look, []
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart")
+        plot = app.screen.query_one(ChartPlot)
+        await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure")
+        first = next(seen for seen in app.seen if seen)
+        assert first.startswith(PLACEHOLDER) and "┤" not in first
+        assert "┤" in text_of(plot) and PLACEHOLDER not in text_of(plot)
+
+
+async def test_quitting_before_the_figure_is_drawn_is_clean(tmp_path: Path):
+    app = counting_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+        await pilot.press("c", "q")
+    assert app.return_code == 0

@@ -117,14 +117,14 @@ class ChartScreen(Screen[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self._draw()
+        self._draw(opening=True)
 
     def show(self, key: str, step: int | None) -> None:
         """Chart ``key`` with the cursor on ``step``: the app keeps this screen between
         visits, so ``c`` on the same metric again draws nothing but the cursor."""
         self.key, self.step = key, step
         if self.is_mounted:
-            self._draw()
+            self._draw(opening=True)
 
     def on_screen_resume(self) -> None:
         self._draw()
@@ -179,9 +179,10 @@ class ChartScreen(Screen[None]):
         if index is not None:
             run_context(self).open_step(self._points()[0][index])
 
-    def _draw(self) -> None:
+    def _draw(self, opening: bool = False) -> None:
         """Build the figure again when its points, bands or size changed; move the cursor
-        and retitle when the cursor or the findings did."""
+        and retitle when the cursor or the findings did. ``opening``: the screen is being
+        opened, and shows before its figure is built (``ChartPlot.draw``)."""
         run = run_context(self)
         steps, values = self._points()
         plot = self.query_one(ChartPlot)
@@ -197,7 +198,7 @@ class ChartScreen(Screen[None]):
                  (id(validation), len(validation), validation.rewrites) if validation is not None else None)
         if built != self._built:
             self._built = built
-            self._build(plot, steps, values, width)
+            self._build(plot, steps, values, width, opening)
         titled = (self.key, index, len(steps), built[3], id(run.findings))
         if titled != self._titled:
             self._titled = titled
@@ -207,7 +208,8 @@ class ChartScreen(Screen[None]):
                          values[index] if index is not None and math.isfinite(values[index]) else None,
                          colours["secondary"], colours["error"])
 
-    def _build(self, plot: ChartPlot, steps: array, values: array, width: int) -> None:
+    def _build(self, plot: ChartPlot, steps: array, values: array, width: int,
+               after_frame: bool) -> None:
         """The figure without the cursor: the curve, the rule bands, the validation points."""
         plt = plot.plt
         plt.clear_data()
@@ -220,7 +222,7 @@ class ChartScreen(Screen[None]):
             for label, level in bands_for(self.key, run_context(self)):
                 plt.plot([steps[0], steps[-1]], [level, level], color=colours["warning"], label=label)
             self._mark_validation(plt, colours["accent"], buckets)
-        plot.draw()
+        plot.draw(after_frame=after_frame)
 
     def _mark_validation(self, plt: Plot, colour: tuple[int, int, int], buckets: int) -> None:
         """Mark the validation points: on a validation metric its own (sparse) points,

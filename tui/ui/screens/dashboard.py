@@ -6,7 +6,9 @@ import asyncio
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.widget import Widget
 
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import DASHBOARD_CONCEPTS
@@ -35,6 +37,9 @@ class DashboardScreen(Screen):
                 tooltip="ask for a step number and open that step's detail"),
     ]
     GUIDE = PANEL_GUIDE
+    # Textual repaints the whole screen when its focus moves; an arrow key changes two
+    # panels' titles, which repaint themselves (48 kB written for 160×48 against a few).
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
 
     def __init__(self, model: RunModel, label: str, accelerators: AcceleratorHistory) -> None:
         super().__init__()
@@ -75,6 +80,9 @@ class DashboardScreen(Screen):
         """The extra panels just came on screen: draw them now, not at the next step."""
         await self.show_model()
         self.show_findings(self._findings)
+
+    def on_screen_resume(self) -> None:
+        self.header.restart_clock()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
         """Put a source event in the header's status area."""

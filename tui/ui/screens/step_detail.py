@@ -18,7 +18,9 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, TabbedContent, TabPane
+from textual.widgets import DataTable, TabbedContent, TabPane, Tabs
+from textual.widgets._tabs import Underline
+from textual.worker import Worker
 
 from tui.model.aliases import STEP_TIME
 from tui.model.series import Series
@@ -28,6 +30,7 @@ from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
 from tui.ui.format import format_duration, format_exact, format_number
 from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.one_frame import one_frame
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.widgets.key_bar import KeyBar
@@ -148,24 +151,26 @@ class StepDetailScreen(Screen[None]):
         self.query_one(StepMetrics).show_step(model, step)
         self._fill_tab(self.query_one(TabbedContent).active)
 
-    def _fill_tab(self, tab: str) -> None:
+    def _fill_tab(self, tab: str) -> Worker | None:
         """Read the step's text or dumps into their tab when it is the one shown: the hidden
         tabs catch up when opened (mounting a step's text blocks and sample cards behind the
         metrics tab made every ``[`` and ``]`` lay the whole screen out again)."""
         if self._filled.get(tab) == self.step:
-            return
+            return None
         run = run_context(self)
+        worker = None
         if tab == "log":
             model = run.model
             sources = {series.source_at(self.step) for series in model.series.values()}
             origin = ", ".join(sorted(source.label for source in sources if source is not None))
-            self.run_worker(self.query_one(StepLog).show_step(
+            worker = self.run_worker(self.query_one(StepLog).show_step(
                 run.source, model.step_index.span(self.step), origin),
                 exclusive=True, group="step-log")
         elif tab == "dumps":
-            self.run_worker(self.query_one(StepDumps).show_step(run.folder, self.step),
-                            exclusive=True, group="step-dumps")
+            worker = self.run_worker(self.query_one(StepDumps).show_step(run.folder, self.step),
+                                     exclusive=True, group="step-dumps")
         self._filled[tab] = self.step
+        return worker
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._fill_tab(event.tabbed_content.active)
@@ -236,6 +241,22 @@ class StepDetailScreen(Screen[None]):
         event.stop()
         run_context(self).open_chart(event.key, self.step)
 
-    def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
-        self.query_one(f"#{tab}", TabPane).query_one(_TAB_FOCUS[tab]).focus()
+    async def action_tab(self, tab: str) -> None:
+        """Open ``tab`` in one frame: the tab, its underline, the focus and, when it is read
+        in time, its text (Textual moves the underline and the focus a frame later, and
+        the text came a frame after that)."""
+        async with one_frame(self) as frame:
+            self.query_one(TabbedContent).active = tab
+            self._underline(tab)
+            frame.focus(self.query_one(f"#{tab}", TabPane).query_one(_TAB_FOCUS[tab]))
+            frame.wait_for(self._fill_tab(tab))
+
+    def _underline(self, tab: str) -> None:
+        """Put the tab underline under ``tab`` now, where Textual's ``Tabs`` puts it after
+        the next frame (its own move then finds it there and draws nothing)."""
+        tabbed = self.query_one(TabbedContent)
+        active = tabbed.get_tab(tab)
+        # Textual exports no name for the underline widget; it is the bar the Tabs draw.
+        underline = tabbed.query_one(Tabs).query_one(Underline)
+        underline.highlight_start, underline.highlight_end = (
+            active.virtual_region.shrink(active.styles.gutter).column_span)

@@ -24,6 +24,8 @@ _TOP = {"─": "┬"}
 _BOTTOM = {"─": "┴", "┬": "┴"}
 LINE = "│"
 MARK = "◆"
+# What a chart shows while its figure is built just after the screen opened.
+PLACEHOLDER = " drawing the chart…"
 
 
 def canvas_cell(value: float, low: float, high: float, cells: int) -> int:
@@ -50,10 +52,20 @@ class ChartPlot(PlotextPlot):
         self._legend = (0, 0)
         # (step, value or None, line colour, mark colour): None draws no cursor.
         self._cursor: tuple[float, float | None, Style, Style] | None = None
+        # The next frame shows PLACEHOLDER; the figure is built for the one after.
+        self._after_frame = False
 
-    def draw(self) -> None:
-        """The figure's data changed (set through ``plt``): build it again on the next frame."""
+    def draw(self, *, after_frame: bool = False) -> None:
+        """The figure's data changed (set through ``plt``): build it again on the next frame,
+        or, ``after_frame``, show PLACEHOLDER in that frame and build it for the next one: a
+        chart being opened shows its screen at once and its figure a quarter of a second
+        later (plotext builds a wide figure in pure Python), not both a quarter late."""
         self._base = None
+        self._after_frame = after_frame
+        self.refresh()
+
+    def _build_after_frame(self) -> None:
+        self._after_frame = False
         self.refresh()
 
     def show_cursor(self, step: float | None, value: float | None,
@@ -78,6 +90,13 @@ class ChartPlot(PlotextPlot):
 
     def render_line(self, y: int) -> Strip:
         """A line of the kept figure, with the cursor's cell laid over it."""
+        if self._after_frame:
+            self._dirty_regions.clear()
+            if y == 0:  # the frame is being drawn: the figure comes with the next one
+                self.call_after_refresh(self._build_after_frame)
+                return Strip([Segment(PLACEHOLDER.ljust(self.size.width), self.rich_style
+                                      + Style(dim=True))])
+            return Strip.blank(self.size.width, self.rich_style)
         built_for = (self.size, self.app.theme, self.theme)
         if self._base is None or built_for != self._built_for:
             self._build()

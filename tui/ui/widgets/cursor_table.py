@@ -10,6 +10,7 @@ reached.
 from __future__ import annotations
 
 from textual import events
+from textual.geometry import Size
 from textual.scroll_view import ScrollView
 
 
@@ -19,6 +20,33 @@ class CursorTable(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.cursor = 0
+        # What the scroll bars were last fitted to in a layout (``_size_updated``).
+        self._scrollbars_for: tuple | None = None
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        """Fit the scroll bars in the layout only when the table's size changed or its
+        lines came to overflow it, or stopped to (a new length is fitted as it is set,
+        ``watch_virtual_size``).
+
+        Textual's layout hands a ScrollView the size of its visible area as its virtual
+        size, which never equals the one the table sets (its lines), so ScrollView saw a
+        change on every layout and repainted the scroll bars, after the frame was drawn:
+        one more frame for a ``[`` or a tab key on any screen holding a table."""
+        lines = self.virtual_size
+        fit = (size, container_size, lines.height > container_size.height,
+               lines.width > container_size.width)
+        if fit == self._scrollbars_for:
+            return False
+        self._scrollbars_for = fit
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+    def watch_virtual_size(self, lines: Size) -> None:
+        """The scroll bars take the table's new length now, drawn in the key's frame (``[``
+        onto a step with fewer metrics): fitted while Textual lays the screen out for that
+        frame, they were repainted in a frame of their own."""
+        if self.is_mounted and self.size:
+            self._scroll_update(lines)
 
     @property
     def row_count(self) -> int:

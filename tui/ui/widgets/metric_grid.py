@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from tui.model.aliases import Concept
+from tui.ui.one_frame import one_frame
 from tui.ui.widgets.metric_panel import MetricPanel
 
 # From this width on, four panels side by side still leave each a readable numbers line.
@@ -81,13 +82,14 @@ class MetricGrid(Widget):
         """The panels on screen now (the extra ones only where there is room)."""
         return [panel for panel in self.query(MetricPanel) if panel.display]
 
-    def action_move(self, across: int, down: int) -> None:
+    async def action_move(self, across: int, down: int) -> None:
         panels = self.shown_panels()
         focused = self.screen.focused
         at = panels.index(focused) if focused in panels else 0
         target = at + across + down * columns_for(self.size.width)
         if 0 <= target < len(panels):
-            panels[target].focus()
+            async with one_frame(self.screen) as frame:
+                frame.focus(panels[target])
 
     def on_resize(self, event: events.Resize) -> None:
         """Columns by width; more height brings the extra panels, not taller sparklines

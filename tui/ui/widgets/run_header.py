@@ -107,13 +107,14 @@ class RunHeader(Widget):
         self.status: tuple[str, StatusKind] | None = None
         self.health: tuple[Severity | None, str] | None = None
         self._status_timer: Timer | None = None
+        self._clock_timer: Timer | None = None
         self._clear_when_mounted = False
 
     class VerdictClicked(Message):
         """The header was clicked: show what its verdict names (the screen decides how)."""
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self._tick)
+        self._clock_timer = self.set_interval(1.0, self._tick)
         if self._clear_when_mounted:
             self._status_timer = self.set_timer(OK_STATUS_SECONDS, self._clear_ok_status)
 
@@ -123,6 +124,16 @@ class RunHeader(Widget):
         under the steps, the detail or a chart repainted them whole every second."""
         if self.app.screen is self.screen:
             self.refresh()
+
+    def restart_clock(self) -> None:
+        """The dashboard came back on top and is drawn whole, the time since the last step
+        with it: the next tick is a second from now. Left on its old beat, the tick
+        redrew the header anywhere up to a second later, often a few milliseconds after
+        the screen, a second frame for the ``esc`` that brought it back."""
+        if self._clock_timer is not None:
+            # A new timer: Timer.reset() keeps the old beat until its current wait ends.
+            self._clock_timer.stop()
+            self._clock_timer = self.set_interval(1.0, self._tick)
 
     def on_click(self) -> None:
         self.post_message(self.VerdictClicked())
