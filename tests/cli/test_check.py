@@ -157,6 +157,15 @@ def test_a_run_hung_before_its_first_step_is_stalled_not_unreadable(tmp_path):
     assert stalled_of(done)["message"].startswith("no step yet and nothing written for 2 h")
 
 
+def test_a_run_that_crashed_before_its_first_step_has_no_step_not_no_step_yet(tmp_path):
+    """A crash ends the run: no step will follow, so the summary does not promise one."""
+    log = tmp_path / "grpo.log"
+    shutil.copy(verl_log("018"), log)
+    done = rlwatch("check", str(log))
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.startswith(f"{log}: crashed, no step\n"), done.stdout
+
+
 def test_an_old_text_that_is_no_run_stays_unreadable(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("lr=1e-6 worked better than 3e-6\nkl_coef 0.001\n")

@@ -19,7 +19,7 @@ from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
 from tui.rules.findings import Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
-from tui.rules.run_state import run_state
+from tui.rules.run_state import RunState, run_state
 from tui.session.run_session import RunSession
 from tui.sources.base import SourceError
 
@@ -117,9 +117,11 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
     """A short human summary of the same facts."""
     run = result["run"]
     total = f"/{run['total_steps']}" if run["total_steps"] else ""
+    # A run that is over (a crash, an end) will print no step: "yet" is for one that may.
+    over = run["state"] in (RunState.CRASHED.value, RunState.FINISHED.value)
     where = (f"step {run['last_step']}{total}, {run['steps']} steps with metrics"
              if run["last_step"] is not None else
-             f"no step yet{f' of {total[1:]}' if total else ''}"
+             f"no step{'' if over else ' yet'}{f' of {total[1:]}' if total else ''}"
              + (f" (the log shows {model.start_seen})" if model.start_seen else ""))
     lines = [f"{run['log']}: {run['state']}, {where}"]
     if run["sec_per_it"] is not None:
