@@ -157,6 +157,12 @@ def test_the_line_has_step_total_and_reward():
     assert run_line("cola", model, []).startswith("cola 3/120 reward ")
 
 
+def test_a_run_that_crashed_before_its_first_step_waits_for_none():
+    crash = finding("crash", Severity.CRITICAL)
+    crash.exception = "torch.OutOfMemoryError: CUDA out of memory."
+    assert run_line("cola", RunModel("x"), [crash]).startswith("cola no step ✖ CRIT crash: torch.OutOfMemoryError")
+
+
 async def test_the_app_titles_the_window_with_the_run_step_and_worst_state(tmp_path):
     log, nan_line = healthy_then_nan(tmp_path)
     app = dashboard_on(LocalFile(log, poll_seconds=0.05))

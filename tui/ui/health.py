@@ -26,10 +26,15 @@ def active_on(findings: list[Finding], key: str | None, series: Series | None) -
     return sorted(hits, key=lambda f: f.severity != Severity.CRITICAL)
 
 
+def crash_of(findings: list[Finding]) -> Finding | None:
+    """The crash that ended the run (a critical finding with its exception line), if any."""
+    return next((f for f in findings if f.severity == Severity.CRITICAL and f.exception), None)
+
+
 def run_state(findings: list[Finding]) -> tuple[Severity | None, str]:
     """The header's one-line verdict: worst severity now, and what to say."""
     critical = [f for f in findings if f.severity == Severity.CRITICAL]
-    crash = next((f for f in critical if f.exception), None)
+    crash = crash_of(findings)
     if crash is not None:
         others = len(dict.fromkeys(f.rule for f in critical)) - 1
         return Severity.CRITICAL, f"crashed: {crash.exception}" + (f" (+{others} critical)" if others else "")

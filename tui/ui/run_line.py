@@ -12,9 +12,9 @@ from pathlib import PurePosixPath
 
 from tui.model.aliases import TRAIN_REWARD
 from tui.model.run_model import RunModel
-from tui.rules.findings import Finding, Severity, worst_severity
+from tui.rules.findings import Finding, worst_severity
 from tui.ui.format import format_number
-from tui.ui.health import STATE_MARK
+from tui.ui.health import STATE_MARK, crash_of
 
 
 def run_name(label: str) -> str:
@@ -48,7 +48,7 @@ def state_words(findings: list[Finding]) -> str:
     if worst is None:
         return STATE_MARK[None]
     rules = list(dict.fromkeys(f.rule for f in findings if f.severity == worst))
-    crash = next((f for f in findings if f.severity == Severity.CRITICAL and f.exception), None)
+    crash = crash_of(findings)
     first = rules[0]
     if crash is not None:
         rules.remove(crash.rule)
@@ -60,9 +60,11 @@ def state_words(findings: list[Finding]) -> str:
 
 
 def run_line(name: str, model: RunModel, findings: list[Finding]) -> str:
-    """``name step[/total] reward R state`` (no step yet: ``name waiting for a step``)."""
+    """``name step[/total] reward R state`` (no step yet: ``name waiting for a step``; none
+    ever, the run being over: ``name no step``)."""
     if model.last_step is None:
-        return f"{name} waiting for a step {state_words(findings)}"
+        over = model.finished or crash_of(findings) is not None
+        return f"{name} {'no step' if over else 'waiting for a step'} {state_words(findings)}"
     total = f"/{model.total_steps}" if model.total_steps else ""
     parts = [name, f"{model.last_step}{total}"]
     series, _ = model.series_for(TRAIN_REWARD)

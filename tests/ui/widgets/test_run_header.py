@@ -5,8 +5,10 @@ dashboard beneath it changes."""
 
 from __future__ import annotations
 
+import shutil
 import time
 
+from tests.corpus import verl_log
 from tests.support import header_text, open_app, step_lines, wait_for
 from tui.parsers.records import JobOutcome, JobRecord
 from tui.rules.findings import Severity
@@ -61,6 +63,16 @@ async def test_a_queued_job_says_so_instead_of_waiting_for_a_first_step(tmp_path
         app.dashboard.header.show(app.model)
         await pilot.pause(0.1)
         assert "queued: Slurm PENDING (Priority)" in header_text(app)
+        assert "waiting for the first step" not in header_text(app)
+
+
+async def test_a_run_that_crashed_before_its_first_step_is_not_waiting_for_one(tmp_path):
+    log = tmp_path / "grpo.log"
+    shutil.copy(verl_log("018"), log)  # CUDA out of memory before step 1
+    app = open_app(log)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: "crashed: torch.OutOfMemoryError" in header_text(app), "the verdict")
+        assert "no step" in header_text(app)
         assert "waiting for the first step" not in header_text(app)
 
 

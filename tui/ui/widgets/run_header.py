@@ -106,6 +106,7 @@ class RunHeader(Widget):
         self.facts = RunFacts()
         self.status: tuple[str, StatusKind] | None = None
         self.health: tuple[Severity | None, str] | None = None
+        self.crashed = False
         self._status_timer: Timer | None = None
         self._clock_timer: Timer | None = None
         self._clear_when_mounted = False
@@ -143,11 +144,12 @@ class RunHeader(Widget):
         self.facts = read_facts(model)
         self.refresh()
 
-    def show_health(self, severity: Severity | None, text: str) -> None:
-        """The rules' verdict on the whole run (worst severity and a few words)."""
+    def show_health(self, severity: Severity | None, text: str, crashed: bool = False) -> None:
+        """The rules' verdict on the whole run (worst severity and a few words); ``crashed``:
+        a crash ended it (a run with no step then waits for none)."""
         health = (severity, safe_text(text))
-        if health != self.health:  # the rules judge every few seconds, mostly to the same verdict
-            self.health = health
+        if health != self.health or crashed != self.crashed:  # mostly the same verdict again
+            self.health, self.crashed = health, crashed
             self.refresh()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
@@ -197,7 +199,10 @@ class RunHeader(Widget):
             queued = f"queued: {job.scheduler} {job.state}" + (f" ({job.message})" if job.message else "")
             parts.append((5, Content.styled(safe_text(queued), "$text-muted")))
         elif facts.last_step is None:
-            parts.append((5, Content.styled("waiting for the first step…", "$text-muted")))
+            # A run that crashed or finished will print no step: "waiting" would promise one.
+            over = facts.finished or self.crashed
+            parts.append((5, Content.styled("no step" if over else "waiting for the first step…",
+                                            "$text-muted")))
         else:
             total = f"/{facts.total_steps}" if facts.total_steps else ""
             parts.append((5, _field("step", f"{facts.last_step}{total}")))
