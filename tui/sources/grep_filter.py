@@ -117,6 +117,9 @@ FORMS: dict[bytes, bytes] = {
     b'Training Loss': b'Training Loss',
     b', Epoch ': b'Epoch ',
     b'SUCCESS Step ': b'SUCCESS Step ',
+    b'SUCCESS] Step ': b'SUCCESS] Step ',
+    b'SUCCESS Train step ': b'SUCCESS Train step ',
+    b'SUCCESS] Train step ': b'SUCCESS] Train step ',
     b'SUCCESS Orchestrator finished': b'SUCCESS Orchestrator finished',
     b'wandb': b'wandb',
 }
