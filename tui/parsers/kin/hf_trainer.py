@@ -353,12 +353,17 @@ class _Numbering:
         out: list[Record] = []
         trains = [bar_n for _, is_train, bar_n in pending if is_train]
         before = self._before_marks(len(trains), trains[-1] if trains else None)
+        # The marks drawn after the burst belong to dicts still in the buffer: number the
+        # burst as it would have been numbered when its last dict came.
+        later = [self._writes.pop() for _ in range(min(self._marks_after_burst, len(self._writes)))
+                 if self.mode == "written"]
         for record, is_train, bar_n in pending:
             if is_train:
                 step = before.pop(0) if before else self._next(bar_n, fresh=True)
             else:
                 step = self._last if self._last is not None else 0
             out.append(self._numbered(record, step))
+        self._writes.extend(reversed(later))
         return out
 
     def _before_marks(self, dicts: int, bar_n: int | None) -> list[int]:
