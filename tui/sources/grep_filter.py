@@ -78,6 +78,7 @@ FORMS: dict[bytes, bytes] = {
     b'Killing subprocess': b'Killing subprocess',
     b'Terminated': b'Terminated',
     b' CANCELLED AT ': b'CANCELLED AT ',
+    b'received by PID': b'received by PID',
     b'Segmentation fault': b'Segmentation fault',
     b'core dumped': b'umped',
     b'Fatal Python error': b'ython error',
