@@ -7,6 +7,8 @@ import pytest
 
 from tests.corpus import REPO
 from tests.parsers.kin.helpers import bars, ends, model, steps, totals
+from tui.parsers.log_scanner import LogScanner
+from tui.parsers.records import StepRecord
 
 LOGS = REPO / "tests" / "fixtures" / "logs"
 
@@ -204,3 +206,14 @@ def test_a_log_cut_at_any_bar_redraw_numbers_its_dicts_as_the_whole_log_does(nam
         assert abs(max(got) - max(whole)) <= 1, cut
         checked += 1
     assert checked > 10
+
+
+@pytest.mark.parametrize("name", ["grpo_finished.log", "grpo_crash_reward.log"])
+def test_a_followed_log_shows_its_last_burst_once_the_writer_pauses(name: str):
+    # Followed live, a buffered run's last burst (flushed at the end, or just before a crash's
+    # traceback) gets no bar tick after it; when the reader catches up, the steps are shown
+    # as `check` reads them.
+    data = (LOGS / "generated" / "trl" / name).read_bytes()
+    scanner = LogScanner()
+    live = scanner.feed(data) + scanner.settle()
+    assert {r.step for r in live if isinstance(r, StepRecord)} == set(steps(data))

@@ -162,6 +162,11 @@ class HfTrainerLines:
         records += self.take_progress()
         return records if mine else None
 
+    def settle(self) -> list[Record]:
+        """The writer has paused: a held burst is numbered with the marks there are (the last
+        burst of a run has no tick after it). A first dict still waits for its layout."""
+        return self._numbering.settle()
+
     def finish(self) -> list[Record]:
         """The held dict, if any, read as cut, and the dicts still waiting for their step."""
         records: list[Record] = []
@@ -341,6 +346,9 @@ class _Numbering:
             return []
         step = self._last if self._last is not None else (self._bar_n or 0)
         return [self._numbered(record, step)]
+
+    def settle(self) -> list[Record]:
+        return self._release() if self._pending and self.mode == "written" else []
 
     def finish(self) -> list[Record]:
         if not self._pending:
