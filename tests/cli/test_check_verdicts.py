@@ -74,6 +74,8 @@ STEPS_UNREAD = {
     "johnson_art_gather_exceptions_counter_in_tqdm_no_training_steps_nearmiss.log":
         "an agent's dataset bar",
     "grpo_crash_startup.log": "TRL's bare 0/30 bar of a run that died before its first metrics",
+    "polymergnn_slurm_stderr_bare_bar_then_time_limit_cancelled.log":
+        "a GNN's bare 0/50 bar in a Slurm stderr file, no trainer's grammar around it",
 }
 # Crashes rlwatch names by another line of the same failure than the reader chose.
 NAMED_OTHERWISE = {

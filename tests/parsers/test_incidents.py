@@ -54,6 +54,10 @@ from tui.parsers.incidents import match_incident
         ("run_grpo.sh: line 12: 123456 Killed                  python3 -m verl.trainer.main_ppo",
          "killed"),
         ("Killed", "killed"),
+        # torchrun's error box of a worker the kernel or a scheduler killed, or that crashed
+        # in C (generated/trl grpo_ddp_rank0_sigkill.log).
+        ("  traceback : Signal 9 (SIGKILL) received by PID 10285", "killed"),
+        ("  traceback : Signal 11 (SIGSEGV) received by PID 4242", "fatal-signal"),
         ("Segmentation fault (core dumped)", "fatal-signal"),
         ("Fatal Python error: Segmentation fault", "fatal-signal"),
         ("terminate called after throwing an instance of 'c10::DistBackendError'", "fatal-signal"),
@@ -86,6 +90,8 @@ def test_each_kind_of_failure(line, kind):
         # srun kills the other tasks once one failed: that one says why, not this.
         "srun: error: node107: tasks 1-7: Killed",
         "Order status: CANCELLED AT the customer's request",
+        # torchrun stopping the other workers once one has failed: that one says why.
+        "  traceback : Signal 15 (SIGTERM) received by PID 10286",
         "Check failed: the answer has no boxed number",  # a reward function's own words
     ],
 )

@@ -63,6 +63,7 @@ MARKER_LINES = {
         "[launch.py:315:sigkill_handler] Killing subprocess 4242",
         "Terminated",
         "slurmstepd: error: *** JOB 494583 ON node12 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
+        "  traceback : Signal 9 (SIGKILL) received by PID 10285",
     ],
     incidents.FATAL_SIGNAL: [
         "Segmentation fault (core dumped)",

@@ -109,11 +109,15 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # ``sigkill_handler] Killing subprocess N`` once one rank has failed), or Slurm stopping
     # the job (``slurmstepd: error: *** JOB 494583 ON node CANCELLED AT 2024-04-20T09:09:37 DUE
     # TO TIME LIMIT ***``: SIGTERM, then SIGKILL). (srun's ``task 1-7: Killed`` is not one:
-    # srun kills the other tasks once one has failed, and that one says why.)
-    (KILLED, ("Killed", "已杀死", "Killing subprocess", "Terminated", " CANCELLED AT "),
+    # srun kills the other tasks once one has failed, and that one says why.) torchrun's
+    # error box says it of a worker that died so: ``traceback : Signal 9 (SIGKILL) received
+    # by PID 10285`` (SIGTERM there is torchrun stopping the other workers: not a cause).
+    (KILLED, ("Killed", "已杀死", "Killing subprocess", "Terminated", " CANCELLED AT ",
+              "received by PID"),
      re.compile(r"^(?:[^:\n]*: line \d+: +)?(?:\d+ +)?(?:Killed|已杀死|Terminated)(?:\s|$)"
                 r"|sigkill_handler\] Killing subprocess"
-                r"|\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+.*\*\*\*")),
+                r"|\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+.*\*\*\*"
+                r"|Signal 9 \(SIGKILL\) received by PID")),
     # A process that died of a signal or aborted in C++ (glog's ``*** SIGSEGV
     # received at time=…``; SIGTERM/SIGINT are how runs are stopped on purpose), or
     # that a C++ assertion aborted: glog's and Ray's ``CHECK`` at a source location
@@ -121,9 +125,11 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # objects_valid``, glog ``F0827 12:00:00.123 42 file.cc:42] Check failed: x == y``),
     # which logs at the fatal level and aborts after its stack trace.
     (FATAL_SIGNAL, ("Segmentation fault", "core dumped", "Fatal Python error",
-                    "terminate called after throwing", "received at time=", "Check failed: "),
+                    "terminate called after throwing", "received at time=", "Check failed: ",
+                    "received by PID"),
      re.compile(r"Segmentation fault|core dumped|Fatal Python error|terminate called after"
                 r"|\*\*\* SIG(?!TERM|INT)[A-Z]+ received at time="
+                r"|Signal \d+ \(SIG(?:SEGV|ABRT|BUS|ILL|FPE)\) received by PID"
                 r"|\.(?:cc|cpp|h):\d+(?:\]|:) +Check failed: ")),
     # A traceback's header, its first frame where the header was cut off (a
     # log excerpt, a header glued into another process's line), or its

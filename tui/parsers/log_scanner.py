@@ -112,9 +112,11 @@ class LogScanner:
         back in case its next row is a wrapped continuation; a log that is
         being written does not grow wrapped rows, so when the source has
         caught up the held line is parsed as it is. A last line without a
-        newline still waits.
+        newline still waits. A burst of buffered trainer dicts held for the
+        bar's next tick is numbered now: the last one of a run (or of a run
+        that just crashed) gets no tick after it.
         """
-        return self._drain(final=False, settled=True) + self._newest_bar()
+        return self._drain(final=False, settled=True) + self._kin.settle() + self._newest_bar()
 
     def _newest_bar(self) -> list[Record]:
         """The newest tqdm bar of the last line, which has no newline yet.

@@ -78,6 +78,7 @@ FORMS: dict[bytes, bytes] = {
     b'Killing subprocess': b'Killing subprocess',
     b'Terminated': b'Terminated',
     b' CANCELLED AT ': b'CANCELLED AT ',
+    b'received by PID': b'received by PID',
     b'Segmentation fault': b'Segmentation fault',
     b'core dumped': b'umped',
     b'Fatal Python error': b'ython error',
@@ -117,6 +118,9 @@ FORMS: dict[bytes, bytes] = {
     b'Training Loss': b'Training Loss',
     b', Epoch ': b'Epoch ',
     b'SUCCESS Step ': b'SUCCESS Step ',
+    b'SUCCESS] Step ': b'SUCCESS] Step ',
+    b'SUCCESS Train step ': b'SUCCESS Train step ',
+    b'SUCCESS] Train step ': b'SUCCESS] Train step ',
     b'SUCCESS Orchestrator finished': b'SUCCESS Orchestrator finished',
     b'wandb': b'wandb',
 }

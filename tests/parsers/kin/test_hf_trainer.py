@@ -1,8 +1,16 @@
 """The HF Trainer family's dicts: TRL, ms-swift, LlamaFactory."""
 
 import math
+import re
 
+import pytest
+
+from tests.corpus import REPO
 from tests.parsers.kin.helpers import bars, ends, model, steps, totals
+from tui.parsers.log_scanner import LogScanner
+from tui.parsers.records import StepRecord
+
+LOGS = REPO / "tests" / "fixtures" / "logs"
 
 BAR = " 20%|██        | 10/50 [00:17<01:06,  1.67s/it]"
 TRL = "{'loss': 0.0, 'grad_norm': 0.08, 'reward': 1.71, 'kl': 0.0005, 'epoch': 0.31}"
@@ -163,3 +171,49 @@ def test_a_dict_with_one_number_beside_nulls_or_a_cut_is_still_a_trainers():
     assert steps("{'loss': -0.0684, 'grad_nor\n") == {1: {"loss": -0.0684}}
     run = model("  0%|          | 3/1562 [18:48<164:33:29, 379.99s/it]\n{'loss': -0.0684, 'grad_nor\n")
     assert (run.last_step, run.total_steps) == (3, 1562)  # and its bar is the run's
+
+
+def test_a_burst_with_more_dicts_than_marks_began_before_the_log():
+    # A log rotated under the run (copytruncate) at bar 16: its first burst flushes the dicts of
+    # steps 11-20, but only the marks of 16-20 are in this file; the first five came before them.
+    marks = "".join("\r" + bar(n) + CLEAR + "\r" + bar(n) for n in range(16, 21))
+    text = marks + "\r" + bar(21) + CLEAR + "".join(dict_line(i) for i in range(11, 21)) + "\r" + bar(21) + "\n"
+    got = steps(text)
+    assert list(got) == list(range(11, 21))
+    assert got[11]["loss"] == 0.0011 and got[20]["loss"] == 0.002
+
+
+@pytest.mark.parametrize("name", ["grpo_finished.log", "rloo_finished.log", "dpo_finished.log",
+                                  "grpo_trl019_finished.log"])
+def test_a_log_cut_at_any_bar_redraw_numbers_its_dicts_as_the_whole_log_does(name: str):
+    # What logrotate's copytruncate leaves of a real buffered TRL log (generated/trl): the file from one
+    # of tqdm's writes on. Wherever a cleared redraw (a mark) comes before the first dict, each
+    # dict keeps its step in the whole log, give or take the one a flush may or may not have
+    # taken along (the dict being printed when the buffer filled: the file cannot tell).
+    data = (LOGS / "generated" / "trl" / name).read_bytes()
+    whole = steps(data)
+    step_of = {tuple(sorted(metrics.items())): step for step, metrics in whole.items()}
+    first_dict = data.index(b"{'")
+    cuts = [m.start() for m in re.finditer(rb"\r *\d+%\|", data) if m.start() > first_dict]
+    checked = 0
+    for cut in cuts:
+        part = data[cut:]
+        if not re.search(rb"\r +\r\r? *\d+%\|", part[:part.find(b"{'")]):
+            continue  # no mark before the first dict: nothing in the file places it
+        got = steps(part)
+        assert all(abs(step - step_of[tuple(sorted(metrics.items()))]) <= 1
+                   for step, metrics in got.items()), cut
+        assert abs(max(got) - max(whole)) <= 1, cut
+        checked += 1
+    assert checked > 10
+
+
+@pytest.mark.parametrize("name", ["grpo_finished.log", "grpo_crash_reward.log"])
+def test_a_followed_log_shows_its_last_burst_once_the_writer_pauses(name: str):
+    # Followed live, a buffered run's last burst (flushed at the end, or just before a crash's
+    # traceback) gets no bar tick after it; when the reader catches up, the steps are shown
+    # as `check` reads them.
+    data = (LOGS / "generated" / "trl" / name).read_bytes()
+    scanner = LogScanner()
+    live = scanner.feed(data) + scanner.settle()
+    assert {r.step for r in live if isinstance(r, StepRecord)} == set(steps(data))

@@ -38,3 +38,30 @@ def test_waiting_for_the_trainer_is_no_step():
     line = ("00:27:06    INFO Orchestrator paused: waiting for trainer process to complete checkpoint 9 "
             "(>1 step(s) ahead). Training is progressing normally.\n")
     assert steps(line) == {}
+
+
+# prime-rl's later orchestrator through the hosted `prime train` CLI (PrimeIntellect-ai/prime#784):
+# the level in brackets, no colons, the step's time unnamed.
+CLI = ("18:15:09 [SUCCESS] Step 2 |    9.5s | Reward 0.1972 | Trainable 16/16 (100.0%) | Turns 1.0 | "
+       "Branches 1.0 | Max Off-Policy 0 | Error 0.0% | Truncation 0.0%\n")
+
+
+def test_the_later_orchestrators_items_are_a_name_then_a_number():
+    assert steps(CLI) == {2: {"step_time": 9.5, "reward": 0.1972, "trainable": 16.0, "turns": 1.0,
+                              "branches": 1.0, "max_off-policy": 0.0, "error": 0.0, "truncation": 0.0}}
+
+
+def test_its_unnamed_time_is_read_in_minutes_and_hours_too():
+    line = CLI.replace("[SUCCESS] Step 2 |    9.5s |", "SUCCESS Train step 7 | 1h 15m 56s |")
+    assert steps(line)[7]["step_time"] == 4556.0
+    assert steps(CLI.replace("   9.5s", "15m 56s"))[2]["step_time"] == 956.0
+
+
+def test_a_named_item_that_is_not_a_duration_is_no_time():
+    assert "step_time" not in steps(CLI.replace("   9.5s", "Turns 3"))[2]
+
+
+def test_an_evaluation_line_is_no_step():
+    line = ("18:15:19 [SUCCESS] Eval step 2 (gsm8k) | 12.1s | Reward 0.5100 | Error 0.0% | "
+            "Valid 16/16 (100.0%) | Max Off-Policy 1\n")
+    assert steps(line) == {}

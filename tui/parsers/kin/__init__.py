@@ -112,6 +112,10 @@ class KinLines:
         records = self._notebook.row(line, offset, end)
         return None if records is None else self._tally(records)
 
+    def settle(self) -> list[Record]:
+        """The writer has paused: the dicts a grammar holds only for more text to come."""
+        return self._tally(self._hf.settle())
+
     def finish(self) -> list[Record]:
         """What the grammars still hold at the end of the log."""
         records = self._tally(self._hf.finish())

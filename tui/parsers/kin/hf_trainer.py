@@ -162,6 +162,11 @@ class HfTrainerLines:
         records += self.take_progress()
         return records if mine else None
 
+    def settle(self) -> list[Record]:
+        """The writer has paused: a held burst is numbered with the marks there are (the last
+        burst of a run has no tick after it). A first dict still waits for its layout."""
+        return self._numbering.settle()
+
     def finish(self) -> list[Record]:
         """The held dict, if any, read as cut, and the dicts still waiting for their step."""
         records: list[Record] = []
@@ -269,6 +274,14 @@ class _Numbering:
     after a clear marks a write (``ClearedRedraws``). The k-th dict of the
     bursts is the k-th such count (``logging_steps=5`` gives 5, 10, …; a resumed
     run 16, 17, …); with no mark left, the dicts are numbered on in order.
+
+    The marks come before their dicts, never after, so a burst holding more dicts
+    than there are marks waiting began before the log did: a log rotated under a
+    running trainer (logrotate's copytruncate), or read from the middle, opens on
+    the bar and then flushes the dicts of steps whose marks are in the older file.
+    A burst is therefore held until the bar moves on, and its dicts are matched to
+    the marks from its end; those left over are the steps just before the first
+    mark, at the marks' own spacing.
     """
 
     def __init__(self) -> None:
@@ -279,6 +292,8 @@ class _Numbering:
         self._last: int | None = None
         # Counts the bar was redrawn at after a clear: where tqdm.write printed something.
         self._writes: deque[int] = deque(maxlen=_MAX_WRITES)
+        # Marks registered since the held burst's last dict (they follow it in the log).
+        self._marks_after_burst = 0
         # The first dict (and evaluation dicts after it) until the mode is known.
         self._pending: list[tuple[StepRecord, bool, int | None]] = []
 
@@ -293,13 +308,14 @@ class _Numbering:
         """The bar was drawn at ``n`` right after a clear: something was written at step n."""
         if n > 0:
             self._writes.append(n)
+            self._marks_after_burst += 1
 
     def tick(self, n: int) -> list[Record]:
         if n != self._bar_n:
             self._ticks += 1
         self._bar_n = n
         if self._pending and self._ticks != self._ticks_at_dict:
-            self.mode = "bar"
+            self.mode = self.mode or "bar"
             return self._release()
         return []
 
@@ -309,15 +325,16 @@ class _Numbering:
 
     def train(self, record: StepRecord) -> list[Record]:
         released: list[Record] = []
-        if self._pending:
-            if self._ticks == self._ticks_at_dict:
-                self.mode = "written"  # a burst: two dicts and no tick between
-            else:
-                self.mode = "bar"
+        if self._pending and self.mode is None:
+            # Two dicts and no tick between: a burst; a tick between: the bar's count.
+            self.mode = "written" if self._ticks == self._ticks_at_dict else "bar"
+        if self._pending and (self.mode == "bar" or len(self._pending) >= _MAX_WRITES):
             released = self._release()
-        if self.mode is None and self._bar_n is not None:
+        if self.mode != "bar" and self._bar_n is not None:
+            # The first dict until the layout is known; in a burst, the burst until the bar moves.
             self._pending.append((record, True, self._bar_n))
             self._ticks_at_dict = self._ticks
+            self._marks_after_burst = 0
             return released
         step = self._next(self._bar_n)
         self._ticks_at_dict = self._ticks
@@ -330,6 +347,9 @@ class _Numbering:
         step = self._last if self._last is not None else (self._bar_n or 0)
         return [self._numbered(record, step)]
 
+    def settle(self) -> list[Record]:
+        return self._release() if self._pending and self.mode == "written" else []
+
     def finish(self) -> list[Record]:
         if not self._pending:
             return []
@@ -339,13 +359,45 @@ class _Numbering:
     def _release(self) -> list[Record]:
         pending, self._pending = self._pending, []
         out: list[Record] = []
+        trains = [bar_n for _, is_train, bar_n in pending if is_train]
+        before = self._before_marks(len(trains), trains[-1] if trains else None)
+        # The marks drawn after the burst belong to dicts still in the buffer: number the
+        # burst as it would have been numbered when its last dict came.
+        later = [self._writes.pop() for _ in range(min(self._marks_after_burst, len(self._writes)))
+                 if self.mode == "written"]
         for record, is_train, bar_n in pending:
             if is_train:
-                step = self._next(bar_n, fresh=True)
+                step = before.pop(0) if before else self._next(bar_n, fresh=True)
             else:
                 step = self._last if self._last is not None else 0
             out.append(self._numbered(record, step))
+        self._writes.extend(reversed(later))
         return out
+
+    def _before_marks(self, dicts: int, bar_n: int | None) -> list[int]:
+        """Steps of the dicts of a held burst written before the first mark still waiting
+        (none while the marks are as many as the dicts). A log whose first burst has no
+        mark before it but marks after began inside the burst's stretch of steps: the
+        burst ends at the count the bar had when it came."""
+        if self.mode != "written" or not dicts:
+            return []
+        following = (self._last or 0) + 1
+        after = min(self._marks_after_burst, len(self._writes))
+        marks = sorted({written for written in list(self._writes)[:len(self._writes) - after]
+                        if written >= following})
+        if len(marks) + 1 >= dicts:
+            # One dict more than marks is the dict of the clear it came in (its mark is the
+            # redraw after it): unbuffered output, or a flush taking the dict being printed.
+            return []
+        if marks:
+            spacing = marks[1] - marks[0] if len(marks) > 1 else 1
+            first, early = marks[0], dicts - len(marks)
+        elif self._last is None and after and bar_n:
+            spacing, first, early = 1, bar_n + 1, dicts
+        else:
+            return []
+        steps = [first - spacing * (early - i) for i in range(early)]
+        return [step for step in steps if step >= following]
 
     def _next(self, bar_n: int | None, fresh: bool | None = None) -> int:
         following = (self._last or 0) + 1
