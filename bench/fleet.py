@@ -82,7 +82,14 @@ async def main(mode, targets, idle_s, steps):
         await session.connect()
         app, sessions = RlwatchApp([session]), lambda: [session]
     else:
-        runs = fleet_runs(await runs_of(targets, pool), pool, RunOptions(None, load_rules()))
+        try:  # as ``rlwatch A B …`` does (tui.cli.fleet._fleet)
+            from tui.session.parse_pool import ParsePool
+            parse_pool = ParsePool()
+            parse_pool.start()
+            pooled = [parse_pool]
+        except ImportError:  # a checkout from before the pool (--against)
+            parse_pool, pooled = None, []
+        runs = fleet_runs(await runs_of(targets, pool), pool, RunOptions(None, load_rules()), *pooled)
         app = FleetApp(runs)
         sessions = lambda: [run.session for run in runs]
     async with app.run_test(size=(120, 40)) as pilot:
@@ -98,6 +105,8 @@ async def main(mode, targets, idle_s, steps):
         idle = (time.process_time() - cpu) / (time.monotonic() - wall)
         shown = len(sessions())
     await pool.close()
+    if mode != "one" and parse_pool is not None:
+        parse_pool.close()
     print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "rss_mb": rss - base,
                       "settling": settling, "idle": idle, "runs": shown,
                       "logins": pool.logins}}))
