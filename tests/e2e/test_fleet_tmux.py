@@ -92,7 +92,9 @@ def test_the_processes_that_parse_the_runs_end_with_the_fleet(tmp_path, end):
         shell = int(tmux.display("#{pane_pid}"))
         rlwatch = min(descendants(shell))
         workers = descendants(rlwatch)
-        assert len(workers) >= 2  # the fork server and at least one worker
+        assert workers  # forks of rlwatch, made before it had a second thread: no fork server
+        assert {Path(f"/proc/{pid}/cmdline").read_bytes() for pid in workers} == \
+            {Path(f"/proc/{rlwatch}/cmdline").read_bytes()}
         if end == "q":
             tmux.keys("q")
         else:

@@ -53,9 +53,9 @@ def thirds(items):
     return [items[:third], items[third:2 * third], items[2 * third:]]
 
 
-@pytest.fixture
-async def pool():
-    made = ParsePool(workers=1)
+@pytest.fixture(params=["fork", "forkserver"])
+async def pool(request):
+    made = ParsePool(workers=1, start_method=request.param)
     made.start()
     yield made
     made.close()
@@ -109,8 +109,9 @@ async def test_ctrl_c_is_the_apps_a_worker_goes_on(pool):
     assert await in_pool(pool, batches) == folded(batches, scan_batch)
 
 
-async def test_closing_the_pool_ends_its_workers():
-    pool = ParsePool(workers=2)
+@pytest.mark.parametrize("start_method", ["fork", "forkserver"])
+async def test_closing_the_pool_ends_its_workers(start_method):
+    pool = ParsePool(workers=2, start_method=start_method)
     pool.start()
     await pool.scan(LogScanner(), b"step:1 - a:1\n")
     workers = set(pool._executor._processes)

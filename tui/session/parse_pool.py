@@ -11,12 +11,15 @@ the scanner's state goes on to the next batch, and the event loop only
 unpickles arrays and folds them in. A run's batches are scanned in order, one
 at a time; different runs' go to the workers at once.
 
-The workers come from a fork server (the app itself is never forked: Textual
-and asyncssh hold threads and locks) that imports the parser before it forks
-them. They are started from a thread when the pool starts, so neither the
-server's start nor the first batch's wait for it falls on the event loop.
-They ignore SIGINT: Ctrl-C is the app's to handle, and whoever made the pool
-shuts it down (``close``), also when the app ends with an exception.
+The workers are forks of this process made before it has a second thread
+(``rlwatch A B …`` makes the pool first thing): copies, ready at once, with
+nothing to import. A pool made later, when a fork could copy another
+thread's held lock, gets its workers from a fork server instead (a fresh
+interpreter that imports the parser, a few tenths of a second of another
+core), started from a thread so that neither its start nor the first batch's
+wait for it falls on the event loop. Workers ignore SIGINT: Ctrl-C is the
+app's to handle, and whoever made the pool shuts it down (``close``), also
+when the app ends with an exception.
 """
 
 from __future__ import annotations
@@ -73,9 +76,15 @@ def _ready() -> None:
 class ParsePool:
     """Worker processes that scan runs' batches; ``scan`` is awaited by each run's feed."""
 
-    def __init__(self, workers: int | None = None) -> None:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
+    def __init__(self, workers: int | None = None, start_method: str | None = None) -> None:
+        """``start_method``: "fork" or "forkserver"; None: fork while this process has one
+        thread, else a fork server."""
+        if start_method is None:
+            start_method = "fork" if threading.active_count() == 1 else "forkserver"
+        context = multiprocessing.get_context(start_method)
+        if start_method == "forkserver":
+            context.set_forkserver_preload([__name__])
+        self.start_method = start_method
         self.workers = workers or worker_count()
         self._executor = ProcessPoolExecutor(self.workers, mp_context=context,
                                              initializer=_ignore_interrupts)
@@ -83,8 +92,12 @@ class ParsePool:
         self._broken = False
 
     def start(self) -> None:
-        """Start the fork server and the workers now, from a thread (a few tenths of a
-        second of another core), while the app starts and the runs connect."""
+        """Start the workers now, while the app starts and the runs connect: forked here, at
+        once (before the executor's own thread starts), or from a fork server, which a
+        thread waits for."""
+        if self.start_method == "fork":
+            self._executor.submit(_ready)  # a fork pool forks all its workers at its first task
+            return
         self._starting = threading.Thread(target=self._start_workers, name="parse-pool-start")
         self._starting.start()
 
