@@ -80,7 +80,7 @@ def alive(pids: set[int]) -> set[int]:
     return running
 
 
-@pytest.mark.parametrize("end", ["q", "SIGINT", "SIGHUP"])
+@pytest.mark.parametrize("end", ["q", "SIGINT", "SIGHUP", "SIGKILL"])
 def test_the_processes_that_parse_the_runs_end_with_the_fleet(tmp_path, end):
     for name in ("a", "b"):  # whole real logs: their backfills are parsed by the workers
         (tmp_path / name).mkdir()

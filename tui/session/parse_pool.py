@@ -25,9 +25,11 @@ when the app ends with an exception.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -44,11 +46,14 @@ Scanned = list[Record | StepColumns]
 # More workers than this would wait on the event loop that feeds them: twenty runs'
 # batches come through one asyncssh connection per host.
 _MOST_WORKERS = 4
+# prctl(2): the signal a process gets when the thread that made it ends.
+_PR_SET_PDEATHSIG = 1
 
 
 def worker_count() -> int:
     """The cores this process may use, less the one the event loop keeps busy (at least 1)."""
-    return max(1, min(_MOST_WORKERS, len(os.sched_getaffinity(0)) - 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(_MOST_WORKERS, cores - 1))
 
 
 def scan_batch(scanner: LogScanner, batch: Batch) -> tuple[LogScanner, Scanned]:
@@ -65,8 +70,13 @@ def scan_batch(scanner: LogScanner, batch: Batch) -> tuple[LogScanner, Scanned]:
     return scanner, [*others, step_columns(steps)]
 
 
-def _ignore_interrupts() -> None:
+def _worker_start() -> None:
+    """Ignore Ctrl-C (the app's to handle) and, on Linux, end when the process that made
+    this worker does: a worker blocked on its queue would otherwise outlive an rlwatch
+    killed with SIGKILL (a fork holds the queue's other end itself, so it never sees EOF)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _ready() -> None:
@@ -87,7 +97,7 @@ class ParsePool:
         self.start_method = start_method
         self.workers = workers or worker_count()
         self._executor = ProcessPoolExecutor(self.workers, mp_context=context,
-                                             initializer=_ignore_interrupts)
+                                             initializer=_worker_start)
         self._starting: threading.Thread | None = None
         self._broken = False
 
