@@ -5,10 +5,11 @@ from __future__ import annotations
 import pickle
 
 from tests.corpus import verl_log
+from tui.model.merge import Source
 from tui.model.run_model import RunModel
 from tui.model.step_columns import step_columns
 from tui.parsers.log_scanner import LogScanner
-from tui.parsers.records import Record, StepRecord
+from tui.parsers.records import Record, RunEndRecord, StepRecord
 
 
 def model_state(model: RunModel) -> dict:
@@ -84,3 +85,22 @@ def test_records_and_columns_in_one_batch_fold_in_their_order():
     assert list(model.series["a"].values) == [2.0]
     model.apply([step_columns(first), *again], 1.0)
     assert list(model.series["a"].values) == [2.0]
+
+
+def test_a_console_backfill_after_a_logger_s_steps_and_end_indexes_as_line_by_line():
+    """The backfill's lines go into the index in one piece; what each line would have noted
+    (a logger-only step now has its line, a logger's end the run went on past) is noted."""
+
+    def made(console: list[Record], together: bool) -> tuple[dict, int, int | None]:
+        model = RunModel()
+        model.apply([StepRecord(step, {"a": 0.5}, 0, 0) for step in (1, 2, 9)], 1.0, Source.JSONL)
+        model.apply([RunEndRecord(25, by_logger=True)], 1.0)
+        for batch in [console] if together else [[line] for line in console]:
+            model.apply(batch, 2.0)
+        return model_state(model), model.step_count, model._logger_end_at
+
+    lines: list[Record] = [StepRecord(step, {"a": 1.0}, 10 * step, 10 * step + 10) for step in (1, 2, 3)]
+    for console in (lines, lines[:2]):
+        assert made(console, together=True) == made(console, together=False)
+    assert made(lines, True)[1:] == (4, None)  # steps 1-3 and the JSONL's 9; past the end
+    assert made(lines[:2], True)[2] == 25  # the lines before the logger's end leave it

@@ -148,8 +148,12 @@ class RunModel:
         otherwise.
         """
         self.dropped_items += block.dropped
-        for step, offset, end in zip(block.steps, block.offsets, block.ends):
-            self._index_step(step, offset, end, now, source)
+        if block.columns is not None and source == Source.CONSOLE and \
+                self.step_index.extend(block.steps, block.offsets, block.ends):
+            self._indexed_after(block, now)  # a backfill's lines, all new last steps
+        else:
+            for step, offset, end in zip(block.steps, block.offsets, block.ends):
+                self._index_step(step, offset, end, now, source)
         if block.prefixed is not None and source == Source.CONSOLE:
             self.steps_prefixed = block.prefixed
         if block.columns is None:
@@ -169,6 +173,16 @@ class RunModel:
         if series is None:
             series = self.series[key] = TaggedSeries()
         return series
+
+    def _indexed_after(self, block: StepColumns, now: float) -> None:
+        """What ``_index_step`` notes of each console line, for lines just appended to the
+        index in one piece (their steps ascend past every step it had)."""
+        if self._logger_end_at is not None and max(block.offsets) > self._logger_end_at:
+            self._logger_end_at = None
+        if self._logger_only_steps:
+            self._logger_only_steps.difference_update(block.steps)
+        self.last_step_line_end = max(self.last_step_line_end, max(block.ends))
+        self.last_new_step_at = now
 
     def _index_step(self, step: int, offset: int, end: int, now: float, source: Source) -> None:
         """A step line that carried metrics: its step and span, without its values."""
