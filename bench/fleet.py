@@ -71,13 +71,21 @@ from tui.ui.app import RlwatchApp
 from tui.ui.fleet_app import FleetApp
 
 def tree():
-    # This process and every live one below it (the fleet's parse workers and fork server).
-    found, todo = [], ["self"]
+    # This process and every live one below it (the fleet's parse workers), found by their
+    # parents in /proc/*/stat (gVisor, on the lent machine, has no /proc/PID/task/*/children).
+    parents = {{}}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{{entry}}/stat").read()
+            except OSError:
+                continue
+            parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found, todo = [], [os.getpid()]
     while todo:
         pid = todo.pop()
         found.append(pid)
-        for task in os.listdir(f"/proc/{{pid}}/task"):
-            todo += open(f"/proc/{{pid}}/task/{{task}}/children").read().split()
+        todo += parents.get(pid, [])
     return found
 
 def rss_mb():
