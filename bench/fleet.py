@@ -126,7 +126,7 @@ async def main(mode, targets, idle_s, steps):
     async with app.run_test(size=(120, 40)) as pilot:
         while not all(s is not None and s.model.step_count == steps for s in sessions()):
             await pilot.pause(0.01)
-        opened, opening_cpu = time.perf_counter() - start, cpu_s()
+        opened, opening_cpu, own_cpu = time.perf_counter() - start, cpu_s(), time.process_time()
         wall = time.monotonic()
         await pilot.pause({settle_s})  # drawn, judged, the accelerators read
         settling = (cpu_s() - opening_cpu) / (time.monotonic() - wall)
@@ -138,7 +138,7 @@ async def main(mode, targets, idle_s, steps):
     await pool.close()
     if mode != "one" and parse_pool is not None:
         parse_pool.close()
-    print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "rss_mb": rss - base,
+    print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "own_cpu_s": own_cpu, "rss_mb": rss - base,
                       "settling": settling, "idle": idle, "runs": shown,
                       "logins": pool.logins}}))
 
@@ -193,7 +193,8 @@ def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
 
 
 def rows(pairs: int = 3, idle_s: float = 30.0, client_cpus: set[int] | None = None,
-         box_cpus: set[int] | None = None, against: Path | None = None) -> list[Row]:
+         box_cpus: set[int] | None = None, against: Path | None = None,
+         local: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         home = ClientHome(root / "home")
@@ -214,19 +215,24 @@ def rows(pairs: int = 3, idle_s: float = 30.0, client_cpus: set[int] | None = No
                 shutil.copy(verl_log("032"), root / f"runs{index}" / f"r{run}" / "train.log")
         fleet = [f"{alias}:{root}/runs{index}/*" for index, alias in enumerate(aliases, 1)]
         one = [f"box1:{root}/runs1/r0"]
+        if local:  # the same runs from this machine's disk: rlwatch's own work alone
+            fleet, one = [target.split(":", 1)[1] for target in fleet], [one[0].split(":", 1)[1]]
         try:
             results, others = [], []
             for _ in range(pairs):
                 results.append((measure(home, "one", one, idle_s, boxes, client_cpus=client_cpus),
                                 measure(home, "fleet", fleet, idle_s, boxes, client_cpus=client_cpus)))
+                print("this checkout:", *results[-1], file=sys.stderr, flush=True)  # a cut-off run says
                 if against is not None:
                     others.append((measure(home, "one", one, idle_s, boxes, against, client_cpus),
                                    measure(home, "fleet", fleet, idle_s, boxes, against, client_cpus)))
+                    print(f"{against.name}:", *others[-1], file=sys.stderr, flush=True)
         finally:
             for box in boxes:
                 box.stop()
     runs = HOSTS * RUNS_PER_HOST
-    assert all(f["runs"] == runs and f["logins"] == HOSTS for _, f in results + others), results
+    assert all(f["runs"] == runs and f["logins"] == (0 if local else HOSTS)
+               for _, f in results + others), results
     table = figures(results, pairs, idle_s)
     if against is not None:
         table += comparison(results, others, against)
@@ -260,6 +266,10 @@ def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float) -> list
             "(the boxes' sshd and grep are other processes, on the same cores here)",
             f"{fleet_cpu:.2f} s = {fleet_cpu / runs:.3f} s a run", f"one run {one_cpu:.2f} s",
             "(informative)", True),
+        Row("… of it in rlwatch's own process, the workers' left out (its event loop: what the "
+            "opening waits on when the boxes are elsewhere and the workers keep up)",
+            f"{medians('own_cpu_s')[1]:.2f} s", f"one run {medians('own_cpu_s')[0]:.2f} s",
+            "(informative)", True),
         Row("… the boxes' CPU over the whole measurement (sshd, shells, grep, the replayed "
             "nvidia-smi; on this machine's cores too)", f"{fleet_box:.1f} s", f"one run {one_box:.1f} s",
             "(informative)", True),
@@ -284,7 +294,9 @@ def comparison(results: list[tuple[dict, dict]], others: list[tuple[dict, dict]]
     rlwatch's own CPU and its idle CPU, the ratios taken pair by pair."""
     rows = []
     for figure, label, unit, scale in (("open_s", "opening", " s", 1), ("open_cpu_s", "rlwatch's own CPU "
-                                       "to every step", " s", 1), ("settling", "CPU settling",
+                                       "to every step", " s", 1), ("own_cpu_s", "the CPU of rlwatch's "
+                                       "own process (its workers' left out)", " s", 1),
+                                       ("settling", "CPU settling",
                                        "% of a core", 100), ("idle", "CPU idle", "% of a core", 100)):
         ratio = statistics.median(f[figure] / g[figure] for (_, f), (_, g) in zip(results, others))
         ones = statistics.median(o[figure] / p[figure] for (o, _), (p, _) in zip(results, others))
@@ -303,10 +315,13 @@ if __name__ == "__main__":
     parser.add_argument("--client-cpus", type=cpu_list, help="pin rlwatch to these cores (0,1)")
     parser.add_argument("--box-cpus", type=cpu_list, help="pin the boxes' sshds to these (2-15)")
     parser.add_argument("--against", type=Path, help="another checkout to measure in the same pairs")
+    parser.add_argument("--local", action="store_true",
+                        help="the same 20 runs from this machine's disk (no SSH): rlwatch's own work")
     options = parser.parse_args()
     from bench.run_all import machine
 
     pinned = "" if options.client_cpus is None else f"; rlwatch on cores {sorted(options.client_cpus)}"
     boxed = "" if options.box_cpus is None else f", the boxes on {sorted(options.box_cpus)}"
     print_table(rows(options.pairs, options.idle, options.client_cpus, options.box_cpus,
-                     options.against), machine() + pinned + boxed)
+                     options.against, options.local), machine() + pinned + boxed
+                + ("; the runs read from local disk" if options.local else ""))
