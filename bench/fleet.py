@@ -58,6 +58,9 @@ STEPS = 1120  # corpus 032's steps
 # after the last step is in; on a fast machine 5 s did not cover it, and the end of the
 # opening's judging was counted as idle.
 SETTLE_S = 10.0
+# Seconds after which a measurement gives up and says which rows are not in (a box whose sshd
+# does not answer would otherwise hold the bench until its subprocess timeout).
+GIVE_UP_S = 90
 
 _CHILD = r"""
 import asyncio, json, os, sys, time
@@ -126,6 +129,11 @@ async def main(mode, targets, idle_s, steps):
     async with app.run_test(size=(120, 40)) as pilot:
         while not all(s is not None and s.model.step_count == steps for s in sessions()):
             await pilot.pause(0.01)
+            if time.perf_counter() - start > {give_up_s}:  # say why, rather than wait forever
+                rows = runs if mode != "one" else []
+                sys.exit(f"not every step in after {give_up_s} s; rows: " + "; ".join(
+                    f"{{run.name}}: {{run.reach}} {{run.problem}} "
+                    f"{{run.session.model.step_count if run.session else None}}" for run in rows))
         opened, opening_cpu, own_cpu = time.perf_counter() - start, cpu_s(), time.process_time()
         wall = time.monotonic()
         await pilot.pause({settle_s})  # drawn, judged, the accelerators read
@@ -178,7 +186,8 @@ def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
     """One measurement in a fresh interpreter running ``repo``'s rlwatch (on ``client_cpus``
     when given), with the boxes' CPU and sessions over it."""
     before, started = box_cpu_s(boxes), sessions(boxes)
-    done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(repo), settle_s=SETTLE_S), mode,
+    done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(repo), settle_s=SETTLE_S,
+                                                               give_up_s=GIVE_UP_S), mode,
                            json.dumps(targets), str(idle_s), str(STEPS)],
                           capture_output=True, text=True, env=home.env(), timeout=600,
                           preexec_fn=None if client_cpus is None
