@@ -13,10 +13,12 @@ fresh interpreter through the real app, headless:
 * ``fleet``: the fleet screen on all 20 (``rlwatch box1:/runs/* … box5:/runs/*``).
 
 Each reports the seconds from start to every step of every run in its model,
-its own CPU time until then (the boxes' sshd and grep are other processes), its
+its own CPU time until then (the boxes' sshd and grep are other processes; the
+fleet's parse workers and their fork server are rlwatch's, and counted), its
 resident memory above the same interpreter with rlwatch imported (the
-baseline: what no run costs), and the CPU it uses over a quiet window once
-loaded (the logs stop growing; the accelerator readings go on). The two are
+baseline: what no run costs; the workers' included), and the CPU it uses over
+a quiet window once loaded (the logs stop growing; the accelerator readings go
+on). The two are
 measured in alternating pairs, and the ratios are taken pair by pair.
 
 On one machine the boxes' sshd sessions, shells and greps share the cores with
@@ -56,9 +58,12 @@ STEPS = 1120  # corpus 032's steps
 # after the last step is in; on a fast machine 5 s did not cover it, and the end of the
 # opening's judging was counted as idle.
 SETTLE_S = 10.0
+# Seconds after which a measurement gives up and says which rows are not in (a box whose sshd
+# does not answer would otherwise hold the bench until its subprocess timeout).
+GIVE_UP_S = 90
 
 _CHILD = r"""
-import asyncio, json, sys, time
+import asyncio, json, os, sys, time
 sys.path.insert(0, {repo!r})
 from tui.cli.fleet import RunOptions, fleet_runs, runs_of
 from tui.cli.targets import open_target
@@ -68,10 +73,39 @@ from tui.sources.ssh.pool import ConnectionPool
 from tui.ui.app import RlwatchApp
 from tui.ui.fleet_app import FleetApp
 
+def tree():
+    # This process and every live one below it (the fleet's parse workers), found by their
+    # parents in /proc/*/stat (gVisor, on the lent machine, has no /proc/PID/task/*/children).
+    parents = {{}}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{{entry}}/stat").read()
+            except OSError:
+                continue
+            parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += parents.get(pid, [])
+    return found
+
 def rss_mb():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+    # Resident memory of the process tree (a worker's pages shared with the fork server
+    # count twice: an upper bound).
+    total = 0
+    for pid in tree():
+        for line in open(f"/proc/{{pid}}/status"):
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) / 1024
+    return total
+
+def cpu_s():
+    # CPU seconds of the process tree: this one's and its live children's (user + system).
+    children = sum(sum(map(int, open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[11:13]))
+                   for pid in tree()[1:])
+    return time.process_time() + children / os.sysconf("SC_CLK_TCK")
 
 async def main(mode, targets, idle_s, steps):
     base = rss_mb()
@@ -82,23 +116,37 @@ async def main(mode, targets, idle_s, steps):
         await session.connect()
         app, sessions = RlwatchApp([session]), lambda: [session]
     else:
-        runs = fleet_runs(await runs_of(targets, pool), pool, RunOptions(None, load_rules()))
+        try:  # as ``rlwatch A B …`` does (tui.cli.fleet._fleet)
+            from tui.session.parse_pool import ParsePool
+            parse_pool = ParsePool()
+            parse_pool.start()
+            pooled = [parse_pool]
+        except ImportError:  # a checkout from before the pool (--against)
+            parse_pool, pooled = None, []
+        runs = fleet_runs(await runs_of(targets, pool), pool, RunOptions(None, load_rules()), *pooled)
         app = FleetApp(runs)
         sessions = lambda: [run.session for run in runs]
     async with app.run_test(size=(120, 40)) as pilot:
         while not all(s is not None and s.model.step_count == steps for s in sessions()):
             await pilot.pause(0.01)
-        opened, opening_cpu = time.perf_counter() - start, time.process_time()
+            if time.perf_counter() - start > {give_up_s}:  # say why, rather than wait forever
+                rows = runs if mode != "one" else []
+                sys.exit(f"not every step in after {give_up_s} s; rows: " + "; ".join(
+                    f"{{run.name}}: {{run.reach}} {{run.problem}} "
+                    f"{{run.session.model.step_count if run.session else None}}" for run in rows))
+        opened, opening_cpu, own_cpu = time.perf_counter() - start, cpu_s(), time.process_time()
         wall = time.monotonic()
         await pilot.pause({settle_s})  # drawn, judged, the accelerators read
-        settling = (time.process_time() - opening_cpu) / (time.monotonic() - wall)
+        settling = (cpu_s() - opening_cpu) / (time.monotonic() - wall)
         rss = rss_mb()
-        cpu, wall = time.process_time(), time.monotonic()
+        cpu, wall = cpu_s(), time.monotonic()
         await asyncio.sleep(idle_s)
-        idle = (time.process_time() - cpu) / (time.monotonic() - wall)
+        idle = (cpu_s() - cpu) / (time.monotonic() - wall)
         shown = len(sessions())
     await pool.close()
-    print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "rss_mb": rss - base,
+    if mode != "one" and parse_pool is not None:
+        parse_pool.close()
+    print(json.dumps({{"open_s": opened, "open_cpu_s": opening_cpu, "own_cpu_s": own_cpu, "rss_mb": rss - base,
                       "settling": settling, "idle": idle, "runs": shown,
                       "logins": pool.logins}}))
 
@@ -138,7 +186,8 @@ def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
     """One measurement in a fresh interpreter running ``repo``'s rlwatch (on ``client_cpus``
     when given), with the boxes' CPU and sessions over it."""
     before, started = box_cpu_s(boxes), sessions(boxes)
-    done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(repo), settle_s=SETTLE_S), mode,
+    done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(repo), settle_s=SETTLE_S,
+                                                               give_up_s=GIVE_UP_S), mode,
                            json.dumps(targets), str(idle_s), str(STEPS)],
                           capture_output=True, text=True, env=home.env(), timeout=600,
                           preexec_fn=None if client_cpus is None
@@ -153,7 +202,8 @@ def measure(home: ClientHome, mode: str, targets: list[str], idle_s: float,
 
 
 def rows(pairs: int = 3, idle_s: float = 30.0, client_cpus: set[int] | None = None,
-         box_cpus: set[int] | None = None, against: Path | None = None) -> list[Row]:
+         box_cpus: set[int] | None = None, against: Path | None = None,
+         local: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         home = ClientHome(root / "home")
@@ -174,19 +224,24 @@ def rows(pairs: int = 3, idle_s: float = 30.0, client_cpus: set[int] | None = No
                 shutil.copy(verl_log("032"), root / f"runs{index}" / f"r{run}" / "train.log")
         fleet = [f"{alias}:{root}/runs{index}/*" for index, alias in enumerate(aliases, 1)]
         one = [f"box1:{root}/runs1/r0"]
+        if local:  # the same runs from this machine's disk: rlwatch's own work alone
+            fleet, one = [target.split(":", 1)[1] for target in fleet], [one[0].split(":", 1)[1]]
         try:
             results, others = [], []
             for _ in range(pairs):
                 results.append((measure(home, "one", one, idle_s, boxes, client_cpus=client_cpus),
                                 measure(home, "fleet", fleet, idle_s, boxes, client_cpus=client_cpus)))
+                print("this checkout:", *results[-1], file=sys.stderr, flush=True)  # a cut-off run says
                 if against is not None:
                     others.append((measure(home, "one", one, idle_s, boxes, against, client_cpus),
                                    measure(home, "fleet", fleet, idle_s, boxes, against, client_cpus)))
+                    print(f"{against.name}:", *others[-1], file=sys.stderr, flush=True)
         finally:
             for box in boxes:
                 box.stop()
     runs = HOSTS * RUNS_PER_HOST
-    assert all(f["runs"] == runs and f["logins"] == HOSTS for _, f in results + others), results
+    assert all(f["runs"] == runs and f["logins"] == (0 if local else HOSTS)
+               for _, f in results + others), results
     table = figures(results, pairs, idle_s)
     if against is not None:
         table += comparison(results, others, against)
@@ -216,9 +271,13 @@ def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float) -> list
         Row(f"fleet of {runs} runs on {HOSTS} loopback hosts: start → every step of every run "
             f"in the model ({each})", f"{fleet_open:.2f} s = {open_ratio:.2f}× one run",
             f"one run {one_open:.2f} s", "≤ 2× one run", open_ratio <= 2.0),
-        Row("… this process's CPU from start to every step in the model (the boxes' sshd and "
-            "grep are other processes, on the same cores here)",
+        Row("… rlwatch's CPU from start to every step in the model, its parse workers included "
+            "(the boxes' sshd and grep are other processes, on the same cores here)",
             f"{fleet_cpu:.2f} s = {fleet_cpu / runs:.3f} s a run", f"one run {one_cpu:.2f} s",
+            "(informative)", True),
+        Row("… of it in rlwatch's own process, the workers' left out (its event loop: what the "
+            "opening waits on when the boxes are elsewhere and the workers keep up)",
+            f"{medians('own_cpu_s')[1]:.2f} s", f"one run {medians('own_cpu_s')[0]:.2f} s",
             "(informative)", True),
         Row("… the boxes' CPU over the whole measurement (sshd, shells, grep, the replayed "
             "nvidia-smi; on this machine's cores too)", f"{fleet_box:.1f} s", f"one run {one_box:.1f} s",
@@ -244,7 +303,9 @@ def comparison(results: list[tuple[dict, dict]], others: list[tuple[dict, dict]]
     rlwatch's own CPU and its idle CPU, the ratios taken pair by pair."""
     rows = []
     for figure, label, unit, scale in (("open_s", "opening", " s", 1), ("open_cpu_s", "rlwatch's own CPU "
-                                       "to every step", " s", 1), ("settling", "CPU settling",
+                                       "to every step", " s", 1), ("own_cpu_s", "the CPU of rlwatch's "
+                                       "own process (its workers' left out)", " s", 1),
+                                       ("settling", "CPU settling",
                                        "% of a core", 100), ("idle", "CPU idle", "% of a core", 100)):
         ratio = statistics.median(f[figure] / g[figure] for (_, f), (_, g) in zip(results, others))
         ones = statistics.median(o[figure] / p[figure] for (o, _), (p, _) in zip(results, others))
@@ -263,10 +324,13 @@ if __name__ == "__main__":
     parser.add_argument("--client-cpus", type=cpu_list, help="pin rlwatch to these cores (0,1)")
     parser.add_argument("--box-cpus", type=cpu_list, help="pin the boxes' sshds to these (2-15)")
     parser.add_argument("--against", type=Path, help="another checkout to measure in the same pairs")
+    parser.add_argument("--local", action="store_true",
+                        help="the same 20 runs from this machine's disk (no SSH): rlwatch's own work")
     options = parser.parse_args()
     from bench.run_all import machine
 
     pinned = "" if options.client_cpus is None else f"; rlwatch on cores {sorted(options.client_cpus)}"
     boxed = "" if options.box_cpus is None else f", the boxes on {sorted(options.box_cpus)}"
     print_table(rows(options.pairs, options.idle, options.client_cpus, options.box_cpus,
-                     options.against), machine() + pinned + boxed)
+                     options.against, options.local), machine() + pinned + boxed
+                + ("; the runs read from local disk" if options.local else ""))

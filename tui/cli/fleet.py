@@ -25,6 +25,7 @@ from tui.parsers.text import safe_data, safe_text
 from tui.rules.findings import worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.session.fleet import FleetRun
+from tui.session.parse_pool import ParsePool
 from tui.session.run_session import RunSession
 from tui.sources.base import SourceError
 from tui.sources.ssh.target import parse_target
@@ -100,14 +101,16 @@ async def runs_of(words: list[str], pool: ConnectionPool) -> list[Found]:
     return list(dict.fromkeys(run for runs in found for run in runs))
 
 
-def fleet_runs(found: list[Found], pool: ConnectionPool, options: RunOptions) -> list[FleetRun]:
+def fleet_runs(found: list[Found], pool: ConnectionPool, options: RunOptions,
+               parse_pool: ParsePool | None = None) -> list[FleetRun]:
     """One FleetRun per run; the runs of one host share its accelerator readings (one poller
-    per host: its GPUs are the same whichever run's row shows them). A glob whose box could
-    not be asked is a row that asks again until it can, then becomes the runs it matches."""
+    per host: its GPUs are the same whichever run's row shows them), and all runs share
+    ``parse_pool`` for their backfills. A glob whose box could not be asked is a row that
+    asks again until it can, then becomes the runs it matches."""
     histories: dict[str, AcceleratorHistory] = {}
 
     def made(runs: list[Found]) -> list[FleetRun]:
-        return [FleetRun(run.name, run.host, _opener(run, pool, options, histories),
+        return [FleetRun(run.name, run.host, _opener(run, pool, options, histories, parse_pool),
                          _host_trouble(run.wanted.target, pool),
                          expand=None if run.failure is None else _expander(run, pool, made))
                 for run in runs]
@@ -124,14 +127,16 @@ def _expander(glob: Found, pool: ConnectionPool, made: Callable[[list[Found]], l
 
 
 def _opener(run: Found, pool: ConnectionPool, options: RunOptions,
-            histories: dict[str, AcceleratorHistory]) -> Callable[[], RunSession]:
+            histories: dict[str, AcceleratorHistory], parse_pool: ParsePool | None
+            ) -> Callable[[], RunSession]:
     def open_session() -> RunSession:
         run.check()
         target, host = run.wanted.target, run.host
         opened = open_target(target, options.log, options.accept_new_host_key, pool=pool)
         session = RunSession(opened.source, rules=options.rules, run_dir=local_run_dir(target),
                              note=opened.note, accept_new_host_key=options.accept_new_host_key,
-                             on_critical=options.on_critical, watch_accelerators=host not in histories)
+                             on_critical=options.on_critical, watch_accelerators=host not in histories,
+                             parse_pool=parse_pool)
         session.accelerators = histories.setdefault(host, session.accelerators)
         return session
 
@@ -173,9 +178,12 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
     from tui.ui.fleet_app import FleetApp
 
     pool = ConnectionPool(options.accept_new_host_key)
+    parse_pool = ParsePool()
+    parse_pool.start()  # while the globs are expanded and the screen starts
     app: FleetApp | None = None
     try:
-        app = FleetApp(fleet_runs(await runs_of(words, pool), pool, options), appearance=appearance)
+        app = FleetApp(fleet_runs(await runs_of(words, pool), pool, options, parse_pool),
+                       appearance=appearance)
         _exit_on_hangup(app)
         await app.run_async()
     finally:
@@ -183,6 +191,7 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
         runs = app.runs if app is not None else []
         await asyncio.gather(*(run.close() for run in runs), return_exceptions=True)
         await pool.close()
+        parse_pool.close()
     return app.return_code or exit_codes.OK
 
 

@@ -11,12 +11,11 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import groupby
-from operator import lt
 
 from tui.model.aliases import STEP_TIME, Concept
 from tui.model.merge import Source, TaggedSeries
 from tui.model.series import Series
+from tui.model.step_columns import StepColumns, step_columns
 from tui.model.step_index import StepIndex
 from tui.model.failures import Failure, group_failures
 from tui.parsers.records import (
@@ -91,18 +90,28 @@ class RunModel:
 
     # -- ingest -------------------------------------------------------------
 
-    def apply(self, records: Sequence[Record], now: float, source: Source = Source.CONSOLE) -> bool:
+    def apply(self, records: Sequence[Record | StepColumns], now: float,
+              source: Source = Source.CONSOLE) -> bool:
         """Fold parser records in; True if anything a reader shows changed.
 
         ``source`` says which of verl's loggers the records came from; where
-        two report the same key and step, the more exact value is kept.
+        two report the same key and step, the more exact value is kept. Step
+        records may come already transposed (``StepColumns``, from a worker
+        process); either way steps are folded in after the other records, in
+        their own order: no other record reads them.
         """
         if not records:
             return False
+        blocks: list[StepColumns] = []
         steps: list[StepRecord] = []
         for record in records:
             if isinstance(record, StepRecord):
-                steps.append(record)  # folded in together below: no other record reads them
+                steps.append(record)
+            elif isinstance(record, StepColumns):
+                if steps:
+                    blocks.append(step_columns(steps))
+                    steps = []
+                blocks.append(record)
             elif isinstance(record, ProgressRecord):
                 self._apply_progress(record)
             elif isinstance(record, TotalStepsRecord):
@@ -122,41 +131,37 @@ class RunModel:
                 self._own_end_seen = True
                 if self.end_marker_offset is None or record.offset > self.end_marker_offset:
                     self.end_marker_offset = record.offset
-        self._apply_steps(steps, now, source)
+        if steps:
+            blocks.append(step_columns(steps))
+        for block in blocks:
+            self._apply_steps(block, now, source)
         self.version += 1
         return True
 
-    def _apply_steps(self, records: list[StepRecord], now: float, source: Source) -> None:
-        """Fold step records in, in order: each step's line into the index, then the values.
+    def _apply_steps(self, block: StepColumns, now: float, source: Source) -> None:
+        """Fold steps in: each step's line into the index, then the values.
 
         A backfill brings a thousand lines of the same ~50 keys at once (a fleet,
-        twenty such logs). When their steps ascend, each key's values are
-        gathered into one column (lines with the same keys, most of them, are
-        transposed at once) and go into its series in one piece where they all
-        come after its last step. The result is the same as offering each value
-        in turn, which is what happens otherwise.
+        twenty such logs): when their steps ascend, each key's column goes into its
+        series in one piece where it all comes after the series' last step. The
+        result is the same as offering each value in turn, which is what happens
+        otherwise.
         """
-        for record in records:
-            self._index_step(record, now, source)
-        records = [record for record in records if record.metrics]
-        steps = [record.step for record in records]
-        if not all(map(lt, steps, steps[1:])):
-            for record in records:
+        self.dropped_items += block.dropped
+        if block.columns is not None and source == Source.CONSOLE and \
+                self.step_index.extend(block.steps, block.offsets, block.ends):
+            self._indexed_after(block, now)  # a backfill's lines, all new last steps
+        else:
+            for step, offset, end in zip(block.steps, block.offsets, block.ends):
+                self._index_step(step, offset, end, now, source)
+        if block.prefixed is not None and source == Source.CONSOLE:
+            self.steps_prefixed = block.prefixed
+        if block.columns is None:
+            for record in block.unordered:
                 for key, value in record.metrics.items():
                     self._series(key).offer(record.step, value, source)
             return
-        columns: dict[str, tuple[list[int], list[float]]] = {}
-        for keys, same_keys in groupby(records, lambda record: tuple(record.metrics)):
-            group = list(same_keys)
-            group_steps = [record.step for record in group]
-            for key, group_values in zip(keys, zip(*(record.metrics.values() for record in group))):
-                column = columns.get(key)
-                if column is None:
-                    columns[key] = (group_steps.copy(), list(group_values))
-                else:
-                    column[0].extend(group_steps)
-                    column[1].extend(group_values)
-        for key, (key_steps, values) in columns.items():
+        for key, (key_steps, values) in block.columns.items():
             series = self._series(key)
             if not series.extend(key_steps, values, source):
                 for step, value in zip(key_steps, values):
@@ -169,27 +174,33 @@ class RunModel:
             series = self.series[key] = TaggedSeries()
         return series
 
-    def _index_step(self, record: StepRecord, now: float, source: Source) -> None:
-        """A step record's line and step, without its values."""
-        self.dropped_items += record.dropped
-        if not record.metrics:
-            return
+    def _indexed_after(self, block: StepColumns, now: float) -> None:
+        """What ``_index_step`` notes of each console line, for lines just appended to the
+        index in one piece (their steps ascend past every step it had)."""
+        if self._logger_end_at is not None and max(block.offsets) > self._logger_end_at:
+            self._logger_end_at = None
+        if self._logger_only_steps:
+            self._logger_only_steps.difference_update(block.steps)
+        self.last_step_line_end = max(self.last_step_line_end, max(block.ends))
+        self.last_new_step_at = now
+
+    def _index_step(self, step: int, offset: int, end: int, now: float, source: Source) -> None:
+        """A step line that carried metrics: its step and span, without its values."""
         if source == Source.CONSOLE:
-            if self._logger_end_at is not None and record.offset > self._logger_end_at:
+            if self._logger_end_at is not None and offset > self._logger_end_at:
                 self._logger_end_at = None  # the run went on: the logger's end was another's
             # Only a console record's offsets are a span of the log the step
             # detail reads; the other loggers' steps add values, not lines.
             last = self.step_index.last_step()
-            self.step_index.add(record.step, record.offset, record.end)
-            self._logger_only_steps.discard(record.step)
-            self.last_step_line_end = max(self.last_step_line_end, record.end)
-            self.steps_prefixed = record.prefixed
-            if last is None or record.step > last:
+            self.step_index.add(step, offset, end)
+            self._logger_only_steps.discard(step)
+            self.last_step_line_end = max(self.last_step_line_end, end)
+            if last is None or step > last:
                 self.last_new_step_at = now
-        elif self.step_index.span(record.step) is None:
-            self._logger_only_steps.add(record.step)
-            if self._last_logger_step is None or record.step > self._last_logger_step:
-                self._last_logger_step = record.step
+        elif self.step_index.span(step) is None:
+            self._logger_only_steps.add(step)
+            if self._last_logger_step is None or step > self._last_logger_step:
+                self._last_logger_step = step
 
     def _apply_progress(self, record: ProgressRecord) -> None:
         position = training_position(record)

@@ -37,6 +37,16 @@ class StepIndex:
         self.ends.insert(at, end)
         return True
 
+    def extend(self, steps: array[int], starts: array[int], ends: array[int]) -> bool:
+        """Append lines whose steps strictly ascend after the last (a backfill, in one
+        piece); False, changing nothing, when they do not (the caller adds them one by one)."""
+        if not steps or (self.steps and steps[0] <= self.steps[-1]):
+            return False
+        self.steps.extend(steps)
+        self.starts.extend(starts)
+        self.ends.extend(ends)
+        return True
+
     def last_step(self) -> int | None:
         """The highest step seen."""
         return self.steps[-1] if self.steps else None

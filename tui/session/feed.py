@@ -1,8 +1,10 @@
 """Pumping a source's bytes through the scanner into the model.
 
-The scanner runs in a worker thread (a 1 GiB backfill must not freeze the
-screen); records are folded into the model on the caller's event loop, so the
-UI never reads a model that another thread is writing.
+A big batch is scanned off the event loop (a 1 GiB backfill must not freeze
+the screen): in a worker thread, or in a fleet's worker processes
+(``tui.session.parse_pool``: twenty runs' backfills at once); records are
+folded into the model on the caller's event loop, so the UI never reads a
+model that another thread is writing.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import time
 from collections.abc import Callable
 
 from tui.model.run_model import RunModel
+from tui.model.step_columns import StepColumns
 from tui.parsers.crash_block import read_block
 from tui.parsers.log_scanner import LogScanner
-from tui.parsers.records import CrashBlock
+from tui.parsers.records import CrashBlock, Record
+from tui.session.parse_pool import Batch, ParsePool, scan_batch
 from tui.sources.base import CaughtUp, Data, JobState, Lines, LogSource, Reset, Status
 
-# Chunks below this size are parsed inline; a thread hop costs more than them.
+# Batches below this size are parsed inline; a thread or process hop costs more than them.
 _INLINE_BYTES = 64 * 1024
 # Reading failure blocks: each read covers this much of the log from the first
 # unread block (a few hundred KiB hold every traceback of a crashed run's
@@ -39,13 +43,16 @@ class Feed:
         on_change: Callable[[], None] | None = None,
         on_status: Callable[[Status | Reset], None] | None = None,
         clock: Callable[[], float] = time.time,
+        pool: ParsePool | None = None,
     ) -> None:
+        """``pool``: worker processes for the big batches (a fleet's), else a thread."""
         self.source = source
         self.model = model
         self.scanner = LogScanner()
         self.on_change = on_change
         self.on_status = on_status
         self.clock = clock
+        self.pool = pool
 
     async def run(self, follow: bool) -> None:
         """Read the log from where the scanner stopped; with ``follow``, never return."""
@@ -53,11 +60,9 @@ class Feed:
             if isinstance(event, Data):
                 self.model.note_write(event.mtime if event.mtime is not None else self.clock())
                 self.model.read_to = max(self.model.read_to, event.offset + len(event.data))
-                await self._ingest(event.data)
+                self._fold(await self._scan(event.data))
             elif isinstance(event, Lines):
-                records = []
-                for offset, line in event.lines:
-                    records.extend(self.scanner.scan_line(line, offset))
+                records = await self._scan(event.lines)
                 self.scanner.skip_to(event.resume_at)
                 self.model.read_to = max(self.model.read_to, event.resume_at)
                 if event.mtime is not None:
@@ -78,12 +83,18 @@ class Feed:
             self._fold(self.scanner.finish())
             await self._read_failures(follow=False)
 
-    async def _ingest(self, data: bytes) -> None:
-        if len(data) < _INLINE_BYTES:
-            records = self.scanner.feed(data)
+    async def _scan(self, batch: Batch) -> list[Record | StepColumns]:
+        """The records of ``batch``, the scanner moved past it: a big one in the pool's
+        workers, else bytes in a thread (a remote grep's picked lines stay here
+        without a pool, as they always did)."""
+        size = len(batch) if isinstance(batch, bytes) else sum(len(line) for _, line in batch)
+        if size < _INLINE_BYTES or (self.pool is None and not isinstance(batch, bytes)):
+            self.scanner, records = scan_batch(self.scanner, batch)
+        elif self.pool is not None:
+            self.scanner, records = await self.pool.scan(self.scanner, batch)
         else:
-            records = await asyncio.to_thread(self.scanner.feed, data)
-        self._fold(records)
+            self.scanner, records = await asyncio.to_thread(scan_batch, self.scanner, batch)
+        return records
 
     def _fold(self, records: list) -> None:
         if self.model.apply(records, self.clock()) and self.on_change is not None:

@@ -35,6 +35,7 @@ from tui.rules.rule_file import RuleSpec, load_rules
 from tui.session.accelerators import feed_accelerators
 from tui.session.alerts import CriticalAlerts, run_hook
 from tui.session.feed import Feed
+from tui.session.parse_pool import ParsePool
 from tui.session.logger_feeds import (
     JsonlFeed,
     TensorBoardFeed,
@@ -72,13 +73,15 @@ class RunSession:
     def __init__(self, source: LogSource, *, rules: list[RuleSpec] | None = None,
                  run_dir: Path | None = None, label: str | None = None, note: str | None = None,
                  gpu_hosts: tuple[str, ...] = (), watch_accelerators: bool = True,
-                 accept_new_host_key: bool = False, on_critical: str | None = None) -> None:
+                 accept_new_host_key: bool = False, on_critical: str | None = None,
+                 parse_pool: ParsePool | None = None) -> None:
         """``run_dir``: the run directory the user named, where the file logger's JSONL,
         TensorBoard events and dumps may lie beside the console log; ``label``: how the run
         is named to the user (default: the source's label); ``note``: a line for the user
         about which log was chosen; ``gpu_hosts``: other nodes whose accelerators belong to
         the run (``watch_accelerators`` False: none at all, as for the demo's replay);
-        ``on_critical``: a shell command run with each new critical finding as JSON."""
+        ``on_critical``: a shell command run with each new critical finding as JSON;
+        ``parse_pool``: worker processes that parse the log's big batches (a fleet's)."""
         self.source = source
         self.label = label or source.label
         self.note = note
@@ -91,6 +94,7 @@ class RunSession:
         self.watch_accelerators = watch_accelerators
         self.accept_new_host_key = accept_new_host_key
         self.on_critical = on_critical
+        self.parse_pool = parse_pool
         self._alerts = CriticalAlerts()
         self._listeners: list[Listener] = []
         self._hooks: set[asyncio.Task[None]] = set()
@@ -126,7 +130,7 @@ class RunSession:
         """Read the run once to its current end: the log, then the JSONL and event files it
         points at (their exact values replace the console's text); with ``accelerators``, one
         reading of the run's own host. Returns lines for the user (files merged, problems)."""
-        await Feed(self.source, self.model).run(follow=False)
+        await Feed(self.source, self.model, pool=self.parse_pool).run(follow=False)
         notes = list(await read_logger_files(self.model, self.folder))
         if not self.model.has_training_output():
             await self._read_start()
@@ -240,7 +244,8 @@ class RunSession:
                 task.cancel()
 
     async def _follow_log(self) -> None:
-        feed = Feed(self.source, self.model, on_change=self._model_changed, on_status=self._source_event)
+        feed = Feed(self.source, self.model, on_change=self._model_changed, on_status=self._source_event,
+                    pool=self.parse_pool)
         await self._until_error(feed.run(follow=True))
 
     async def _follow_logger_files(self) -> None:
