@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from tui.session.feed import Feed
 from tui.session.parse_pool import Batch, ParsePool, scan_batch
 from tui.sources.local_file import LocalFile
 
+GENERATED_TRL = Path("tests/fixtures/logs/generated/trl")
 CRASH = "tests/fixtures/logs/crashes/easyr1_9_driver_nested_raytaskerror_outofmemoryerror_tqdm_glued_lines.log"
 
 
@@ -81,6 +83,18 @@ async def test_a_local_log_s_bytes_cut_anywhere_make_the_same_model(pool):
     data = real_log()
     cut = [data[:700_001], data[700_001:1_400_003], data[1_400_003:]]  # mid-line
     assert await in_pool(pool, cut) == folded([data], scan_batch)
+
+
+@pytest.mark.parametrize("name", ["grpo_finished.log", "grpo_rotated_append.log"])
+async def test_a_buffered_trainers_dicts_held_across_batches_come_back_numbered_alike(pool, name):
+    """The HF Trainer's grammar holds a burst of buffered dicts until its bar moves on: that
+    state travels with the scanner to the worker and back, batch after batch."""
+    data = (GENERATED_TRL / name).read_bytes()
+    third = len(data) // 3
+    cut = [data[:third], data[third:2 * third], data[2 * third:]]
+    expected = folded([data], scan_batch)
+    assert len(expected["index"][0]) > 1
+    assert await in_pool(pool, cut) == expected
 
 
 async def test_a_feed_with_a_pool_reads_a_log_as_one_without(pool, tmp_path):
