@@ -127,7 +127,6 @@ class FleetApp(RlwatchApp):
             self._rows_soon()  # a big backfill: judged on over the next redraws
         else:
             self._stale.discard(id(run))
-            self._freeze_heap()
         if session.new_criticals():
             self.bell()  # one BEL: tmux marks the window, whichever run it was
 
