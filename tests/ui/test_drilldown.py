@@ -8,6 +8,7 @@ in it shown literally; and a 100k-step model that opens as fast as a small one.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import time
@@ -40,6 +41,7 @@ from tui.ui.app import RlwatchApp
 from tui.ui.format import format_exact, format_number
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
@@ -397,4 +399,58 @@ async def test_the_first_cursor_move_on_a_new_chart_builds_no_figure(tmp_path):
                        "the cursor on the step before")
         await pilot.pause()
         assert builds() == 0
+
+
+
+async def test_the_screens_keys_open_are_composed_ahead_and_show_what_is_asked(tmp_path):
+    """Once the run is drawn and judged, the screens of ?, s, f, enter and c are composed off
+    screen (their first key only shows them); each then shows what its key asks for, not
+    what it was composed with (the newest step, the focused panel's metric)."""
+    app = open_app(first_steps(tmp_path, 30))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "30", "the run read")
+        kinds = (HelpScreen, StepsScreen, FindingsScreen, StepDetailScreen, ChartScreen)
+        await wait_for(pilot, lambda: all(kind in app._kept_screens and app._kept_screens[kind].is_mounted
+                                          for kind in kinds), "the screens composed")
+        ahead = dict(app._kept_screens)
+        assert app.screen is app.dashboard  # none of them shown
+        assert not any(screen in app.screen_stack for screen in ahead.values())
+
+        await open_steps(pilot, app)
+        assert app.screen is ahead[StepsScreen] and table(app).cursor_step == 30
+        await go_to_step(pilot, app, 12)
+        detail = await open_detail(pilot, app, 12)
+        assert detail is ahead[StepDetailScreen] and "step 12 of" in text_of(detail.query_one("#title"))
+        assert metric_cells(app, "actor/pg_loss")[1] == format_exact(metric(step_line(12), "actor/pg_loss"))
+        await highlight_metric(pilot, app, "actor/pg_loss")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart")
+        assert app.screen is ahead[ChartScreen] and app.screen.key == "actor/pg_loss"
+        assert "step 12 =" in text_of(app.screen.query_one("#title"))
+
+
+async def composing_ahead(app: RlwatchApp, kind: type) -> None:
+    """Return as soon as a screen of ``kind`` is being composed ahead (made, not yet mounted),
+    one turn of the event loop at a time so that the moment is not missed."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        screen = app._kept_screens.get(kind)
+        if screen is not None and not screen.is_mounted:
+            return
+        assert screen is None, "composed before it was seen composing"
+        await asyncio.sleep(0)
+    raise AssertionError(f"no {kind.__name__} composed ahead within 10 s")
+
+
+async def test_quitting_while_a_screen_is_composed_ahead_ends_cleanly(tmp_path):
+    """The app closing mid-compose (``q`` at that moment, or a test ending) ended in Textual's
+    'No Tab with id --content-tab-metrics' when the step detail was composing then, or was
+    the next to compose (the findings screen composing: the shutdown let it finish, and
+    composing ahead went on to the step detail)."""
+    for kind in (StepsScreen, FindingsScreen, StepDetailScreen, ChartScreen):
+        app = open_app(first_steps(tmp_path, 30))
+        async with app.run_test(size=(120, 36)):
+            # Watched from the start, one turn at a time: a pilot's pause can outlast a compose.
+            await composing_ahead(app, kind)
+        assert app.return_code in (0, None), kind  # run_test raises what the app raised
 

@@ -7,8 +7,11 @@ screens arrange, and this class decides when to redraw and tells the screens
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from typing import TypeVar, cast
 
 from textual.app import App
@@ -17,6 +20,7 @@ from textual.driver import Driver
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
+from textual.worker import Worker
 
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_text
@@ -39,6 +43,7 @@ from tui.ui.screens.report import ReportScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
 from tui.ui.terminal import TerminalExtras, rlwatch_driver
+from tui.ui.widgets.metric_panel import MetricPanel
 
 # A screen the app keeps mounted between visits (steps, findings, the step detail).
 KeptScreen = TypeVar("KeptScreen", bound=Screen)
@@ -58,6 +63,15 @@ JUDGE_IDLE_SECONDS = 5.0
 # At most this long judging per redraw, so keys stay responsive while a
 # 100k-step backfill is judged over a few seconds.
 JUDGE_BUDGET_SECONDS = 0.03
+
+
+# How long quitting waits for a screen being composed ahead to finish (``_shutdown``).
+COMPOSE_AHEAD_WAIT_S = 1.0
+
+
+async def _awaited(awaitable: Awaitable[None]) -> None:
+    """``awaitable`` as a coroutine, for ``asyncio.wait_for``."""
+    await awaitable
 
 
 class RlwatchApp(App[None]):
@@ -99,6 +113,9 @@ class RlwatchApp(App[None]):
         self._kept_screens: dict[type[Screen], Screen] = {}
         self._redraw_timer: Timer | None = None
         self._drawing = False
+        self._heap_frozen = False
+        self._warmed = False
+        self._composing: Awaitable[None] | None = None  # the screen composed ahead now
         if self.sessions:
             self.show_session(self.sessions[0], name)
             # Nothing to draw before the first change: the new dashboard shows an empty run.
@@ -114,8 +131,10 @@ class RlwatchApp(App[None]):
             dashboard = DashboardScreen(session.model, session.label, session.accelerators)
             self._dashboards[id(session)] = dashboard
         self.dashboard = dashboard
+        self.workers.cancel_group(self, "warm")  # composing the last run's screens ahead
         self._drop_kept_screens()  # made for the run shown before
         self._judged_at = 0.0
+        self._warmed = False  # its screens are composed once it is drawn and judged
         self._dirty = self._accelerators_dirty = True  # drawn at once, with all it holds
         self._next_redraw_at = 0.0
 
@@ -223,10 +242,36 @@ class RlwatchApp(App[None]):
         # Still judging a big backfill: come back on the next tick, not in 5 s.
         self._judged_at = 0.0 if self.session.engine.behind else time.monotonic()
         self.dashboard.show_findings(findings)
+        if not self._warmed and not self.session.engine.behind:
+            self._warmed = True
+            self.call_after_refresh(self._start_warming)
         # The run's name is a (remote) file name: the title shows its controls, inert.
         self.title = safe_text(f"rlwatch {run_line(self.short_name, self.model, findings)}")
         if self.session.new_criticals():
             self.bell()  # one BEL: tmux marks the window
+
+    def _freeze_heap(self) -> None:
+        """Once the run is drawn and judged and its screens composed ahead, move every
+        object alive then out of the cyclic collector's reach (``gc.freeze``): Python,
+        Textual, the screens and the model, which live as long as the app. A full
+        collection walks every object the collector tracks, and it took 50–160 ms on this
+        app (a 10-step run as a 100,000-step one), landing in the middle of whichever key's
+        frame allocated last (the keypress bench's slowest presses were those); frozen, the
+        later full collections walk only what was made since. What is garbage already is
+        collected first (once, before any key), so only live objects are frozen, and once
+        per app: an object frozen and dropped later in a reference cycle waits for the
+        app's end (``on_unmount``) to be collected."""
+        if not self._heap_frozen:
+            self._heap_frozen = True
+            gc.collect()
+            gc.freeze()
+
+    def on_unmount(self) -> None:
+        """The frozen objects go back to the collector as the app ends: a process that runs
+        apps one after another (the tests, an embedding program) gets the last app's
+        cycles back."""
+        if self._heap_frozen:
+            gc.unfreeze()
 
     def watch_title(self, title: str) -> None:
         """Put the title on the terminal's window (tmux: ``#T``, ``pane_title``)."""
@@ -265,6 +310,67 @@ class RlwatchApp(App[None]):
         if kept in self.screen_stack:
             return make()
         return cast(KeptScreen, kept)
+
+    def _start_warming(self) -> Worker[None]:
+        """After the frame that shows the judged run (composing ahead must not hold it back);
+        a screen that fails to compose ahead is composed when opened, as before. The worker
+        is handed the method, which Textual calls and awaits, not a coroutine made now:
+        cancelled before it starts (the app ending, another run shown), it leaves no
+        coroutine never awaited."""
+        return self.run_worker(self._warm_screens, group="warm", exit_on_error=False)
+
+    async def _warm_screens(self) -> None:
+        """Compose, off screen, the screens ``?``, ``s``, ``f``, ``enter`` and ``c`` open, once
+        the run is drawn and judged: composing one on its first key was most of that key's
+        time (a fifth of a second for the step detail). One at a time, so a key typed
+        meanwhile waits for one screen at most. Textual composes a screen as it pushes it;
+        this does the first part of a push (``_load_screen_css``, ``_register``: Textual's
+        own, not public) without showing it, and nothing where this Textual lacks them."""
+        register = getattr(self, "_register", None)
+        load_css = getattr(self, "_load_screen_css", None)
+        if register is None or load_css is None:
+            self._freeze_heap()
+            return
+        from textual.widget import AwaitMount
+
+        model, dashboard = self.model, self.dashboard
+        bindings = [active.binding for active in dashboard.active_bindings.values()]
+        panel = dashboard.focused
+        key = panel.key if isinstance(panel, MetricPanel) else None
+        last = model.last_step
+        wanted: list[tuple[type[Screen], Callable[[], Screen]]] = [
+            (HelpScreen, lambda: HelpScreen(bindings, dashboard.GUIDE)),
+            (StepsScreen, StepsScreen),
+            (FindingsScreen, lambda: FindingsScreen(self.findings)),
+        ]
+        if last is not None:
+            wanted.append((StepDetailScreen, lambda: StepDetailScreen(last)))
+        if key is not None and key in model.series:
+            wanted.append((ChartScreen, lambda: ChartScreen(key)))
+        for kind, make in wanted:
+            if kind in self._kept_screens or self.model is not model:
+                continue  # opened by a key already, or another run is shown now
+            screen = self._kept(kind, make)
+            load_css(screen)
+            self._composing = AwaitMount(screen, register(self, screen))
+            try:
+                await self._composing
+            finally:
+                self._composing = None
+        self._freeze_heap()  # the kept screens with the rest: they live as long as the run shown
+
+    async def _shutdown(self) -> None:
+        """Quitting (or a test's app ending) while a screen is composed ahead first lets it
+        finish, a few tens of milliseconds, and starts no other: Textual's shutdown closes
+        every widget, and a screen still mounting then looked for its own children gone (the
+        step detail ended in 'No Tab with id --content-tab-metrics' or ``NoMatches``). A
+        compose that does not end within a second is left to the shutdown as before."""
+        composing = self._composing
+        self.workers.cancel_group(self, "warm")
+        if composing is not None:
+            with suppress(Exception):
+                await asyncio.wait_for(_awaited(composing), COMPOSE_AHEAD_WAIT_S)
+        await super()._shutdown()
 
     def _drop_kept_screens(self) -> None:
         """Let go of the kept screens (a fleet shows another run): uninstalled and removed,
@@ -322,6 +428,8 @@ class RlwatchApp(App[None]):
         screen = self._kept(StepDetailScreen, lambda: StepDetailScreen(step))
         if screen.is_mounted:
             screen.show_step(step)
+        else:  # still composing (ahead of its first key): it shows its step once mounted
+            screen.step = step
         self.push_screen(screen)
 
     def open_finding(self, finding: Finding) -> None:
