@@ -39,6 +39,9 @@ DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes
 # seed 001's chatter 1.38 → 1.11, bench/make_log.py's 0.99 → 0.82, the corpus 0.70 → 0.64;
 # chosen again once prime-rl's, the notebook table's and Check failed's needles came (the
 # tool's run beside the set with those whole: 1.15 → 1.14, 0.86 → 0.85, 0.69 → 0.68).
+# Session 8's torchrun needle ``received by PID``, looked for whole, stopped grep at every ``r``:
+# +36% on bench/make_log.py's log (0.099 → 0.135 CPU-s for 128 MiB) and +24% on the chatter; its
+# part ``y PID`` costs nothing measurable on either or on the corpus (``by PID`` +12% on the chatter).
 FORMS: dict[bytes, bytes] = {
     b'step:': b'step:',
     b'%|': b'%|',
@@ -78,7 +81,7 @@ FORMS: dict[bytes, bytes] = {
     b'Killing subprocess': b'Killing subprocess',
     b'Terminated': b'Terminated',
     b' CANCELLED AT ': b'CANCELLED AT ',
-    b'received by PID': b'received by PID',
+    b'received by PID': b'y PID',
     b'Segmentation fault': b'Segmentation fault',
     b'core dumped': b'umped',
     b'Fatal Python error': b'ython error',
