@@ -98,8 +98,10 @@ async def test_a_run_that_crashes_while_watched_says_so_and_what_failed(tmp_path
         await wait_for(pilot, lambda: app.model.last_step == 12, "the steps")
         with open(log, "ab") as handle:
             handle.write(verl_log("018").read_bytes() + b"\n")
-        await wait_for(pilot, lambda: "crashed:" in header_text(app), "the crash in the header")
-        assert "torch.OutOfMemoryError: CUDA out of memory" in header_text(app)
+        # The follower may read the traceback half-written (its frames, not yet its last line):
+        # the header then names the newest line it has, and the exception once it is read.
+        await wait_for(pilot, lambda: "crashed: torch.OutOfMemoryError: CUDA out of memory" in header_text(app),
+                       "the crash's exception line in the header", timeout=15)
         assert "crash: torch.OutOfMemoryError" in app.title
         (crash,) = [f for f in app.findings if f.rule == "crash"]
         assert crash.severity == "critical" and crash.first_step == 12

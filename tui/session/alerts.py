@@ -1,8 +1,8 @@
 """Telling the user once when something goes critical: which findings are new, and ``--on-critical``.
 
 Findings are grouped and re-evaluated on every step, so "new" means a
-(rule, metric) pair that was not critical before; each such pair alerts
-once, however many more steps break it.
+finding that was not critical before, by what it is about (``identity``);
+each alerts once, however many more steps break it or however it grows.
 """
 
 from __future__ import annotations
@@ -19,6 +19,22 @@ from tui.rules.findings import Finding, Severity
 HOOK_TIMEOUT_S = 30.0
 
 
+def identity(finding: Finding) -> tuple[str, str | None, object]:
+    """What a finding is about, the same however often it is judged again and however it grows:
+    a failure by where its block starts in the log (a traceback read half-written is named
+    by its last frame and then, once read whole, by its exception and kind: one crash), a
+    metric's by the metric, a job's by the state the scheduler gave, and a stall by the step
+    it came after (its seconds grow at every judging; a run that goes on and stalls again
+    later is news again)."""
+    if finding.offset is not None:
+        return finding.rule, finding.metric, finding.offset
+    if finding.metric is not None:
+        return finding.rule, finding.metric, None
+    if isinstance(finding.value, str):
+        return finding.rule, None, finding.value
+    return finding.rule, None, finding.first_step
+
+
 class CriticalAlerts:
     """Remembers which critical findings have been announced."""
 
@@ -29,7 +45,7 @@ class CriticalAlerts:
         """The critical findings not announced before (and now marked announced)."""
         fresh = []
         for finding in findings:
-            key = (finding.rule, finding.metric, finding.value if finding.metric is None else None)
+            key = identity(finding)
             if finding.severity == Severity.CRITICAL and key not in self._announced:
                 self._announced.add(key)
                 fresh.append(finding)
