@@ -242,13 +242,13 @@ def rows(pairs: int = 3, idle_s: float = 30.0, client_cpus: set[int] | None = No
     runs = HOSTS * RUNS_PER_HOST
     assert all(f["runs"] == runs and f["logins"] == (0 if local else HOSTS)
                for _, f in results + others), results
-    table = figures(results, pairs, idle_s)
+    table = figures(results, pairs, idle_s, local)
     if against is not None:
         table += comparison(results, others, against)
     return table
 
 
-def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float) -> list[Row]:
+def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float, local: bool = False) -> list[Row]:
     """The table's rows from (one run, fleet) pairs of measurements."""
     runs = HOSTS * RUNS_PER_HOST
     open_ratio = statistics.median(f["open_s"] / o["open_s"] for o, f in results)
@@ -267,8 +267,9 @@ def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float) -> list
     one_box, fleet_box = medians("box_cpu_s")
     one_sessions, fleet_sessions = medians("sessions")
     each = f"{pairs} alternating pairs, median"
+    where = "read from local disk" if local else f"on {HOSTS} loopback hosts"
     return [
-        Row(f"fleet of {runs} runs on {HOSTS} loopback hosts: start → every step of every run "
+        Row(f"fleet of {runs} runs {where}: start → every step of every run "
             f"in the model ({each})", f"{fleet_open:.2f} s = {open_ratio:.2f}× one run",
             f"one run {one_open:.2f} s", "≤ 2× one run", open_ratio <= 2.0),
         Row("… rlwatch's CPU from start to every step in the model, its parse workers included "
@@ -285,7 +286,8 @@ def figures(results: list[tuple[dict, dict]], pairs: int, idle_s: float) -> list
         Row("… sessions the boxes started over it (each an sshd session and a login shell there: "
             "a glob's listing, a run's opening, the accelerator tools)", f"{fleet_sessions:.0f}",
             f"one run {one_sessions:.0f}", "(informative)", True),
-        Row(f"… memory per run above the bare interpreter with rlwatch imported ({HOSTS} SSH logins)",
+        Row(f"… memory per run above the bare interpreter with rlwatch imported "
+            f"({'no SSH login' if local else f'{HOSTS} SSH logins'})",
             f"{fleet_rss / runs:.1f} MB = {memory_ratio:.2f}× one run ({fleet_rss:.0f} MB in all)",
             f"one run {one_rss:.1f} MB", "≤ 2× one run's", memory_ratio <= 2.0),
         Row(f"… CPU over the {SETTLE_S:.0f} s after the opening (rows drawn, runs judged, the "
