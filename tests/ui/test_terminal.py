@@ -23,6 +23,7 @@ from tests.support import RecordingDriver, dashboard_on, healthy_then_nan, step_
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.rules.findings import Finding, Severity
+from tui.session.run_session import RunSession
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.glyphs import BAR_LEVELS, locale_is_utf8, to_ascii, use_ascii
@@ -157,10 +158,12 @@ def test_the_line_has_step_total_and_reward():
     assert run_line("cola", model, []).startswith("cola 3/120 reward ")
 
 
-def test_a_run_that_crashed_before_its_first_step_waits_for_none():
-    crash = finding("crash", Severity.CRITICAL)
-    crash.exception = "torch.OutOfMemoryError: CUDA out of memory."
-    assert run_line("cola", RunModel("x"), [crash]).startswith("cola no step ✖ CRIT crash: torch.OutOfMemoryError")
+async def test_a_run_that_crashed_before_its_first_step_waits_for_none():
+    session = RunSession(LocalFile(verl_log("018")))  # CUDA out of memory before step 1
+    await session.load()
+    line = run_line("cola", session.model, session.judge())
+    await session.close()
+    assert line.startswith("cola no step ✖ CRIT crash: torch.OutOfMemoryError"), line
 
 
 async def test_the_app_titles_the_window_with_the_run_step_and_worst_state(tmp_path):

@@ -117,8 +117,7 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
     """A short human summary of the same facts."""
     run = result["run"]
     total = f"/{run['total_steps']}" if run["total_steps"] else ""
-    # A run that is over (a crash, an end) will print no step: "yet" is for one that may.
-    over = run["state"] in (RunState.CRASHED.value, RunState.FINISHED.value)
+    over = RunState(run["state"]).over  # "yet" is for a run that may still print a step
     where = (f"step {run['last_step']}{total}, {run['steps']} steps with metrics"
              if run["last_step"] is not None else
              f"no step{'' if over else ' yet'}{f' of {total[1:]}' if total else ''}"

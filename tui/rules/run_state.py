@@ -36,6 +36,12 @@ class RunState(str, Enum):
     CRASHED = "crashed"
     FINISHED = "finished"
 
+    @property
+    def over(self) -> bool:
+        """A crashed or finished run prints no more steps (one with none says "no step",
+        not that it waits for one)."""
+        return self in (RunState.CRASHED, RunState.FINISHED)
+
 
 def run_state(model: RunModel, findings: list[Finding]) -> RunState:
     """The state of ``model`` given the rules' ``findings`` (the stall rule's among them)."""

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from tui.model.aliases import TRAIN_REWARD
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding, worst_severity
+from tui.rules.run_state import run_state
 from tui.ui.format import format_number
 from tui.ui.health import STATE_MARK, crash_of
 
@@ -63,8 +64,8 @@ def run_line(name: str, model: RunModel, findings: list[Finding]) -> str:
     """``name step[/total] reward R state`` (no step yet: ``name waiting for a step``; none
     ever, the run being over: ``name no step``)."""
     if model.last_step is None:
-        over = model.finished or crash_of(findings) is not None
-        return f"{name} {'no step' if over else 'waiting for a step'} {state_words(findings)}"
+        waits = "no step" if run_state(model, findings).over else "waiting for a step"
+        return f"{name} {waits} {state_words(findings)}"
     total = f"/{model.total_steps}" if model.total_steps else ""
     parts = [name, f"{model.last_step}{total}"]
     series, _ = model.series_for(TRAIN_REWARD)

@@ -14,7 +14,8 @@ from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding
-from tui.ui.health import active_on, crash_of, run_state, worst_finding
+from tui.rules import run_state as states
+from tui.ui.health import active_on, run_state, worst_finding
 from tui.ui.run_context import run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
 from tui.ui.screens.help import PANEL_GUIDE
@@ -74,7 +75,7 @@ class DashboardScreen(Screen):
         self._findings = findings
         for panel in self.grid.shown_panels():
             panel.show_health(active_on(findings, panel.key, panel.series))
-        self.header.show_health(*run_state(findings), crashed=crash_of(findings) is not None)
+        self.header.show_health(*run_state(findings), over=states.run_state(self.model, findings).over)
 
     async def on_metric_grid_grown(self, event: MetricGrid.Grown) -> None:
         """The extra panels just came on screen: draw them now, not at the next step."""

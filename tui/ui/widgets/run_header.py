@@ -106,7 +106,7 @@ class RunHeader(Widget):
         self.facts = RunFacts()
         self.status: tuple[str, StatusKind] | None = None
         self.health: tuple[Severity | None, str] | None = None
-        self.crashed = False
+        self.over = False
         self._status_timer: Timer | None = None
         self._clock_timer: Timer | None = None
         self._clear_when_mounted = False
@@ -144,12 +144,12 @@ class RunHeader(Widget):
         self.facts = read_facts(model)
         self.refresh()
 
-    def show_health(self, severity: Severity | None, text: str, crashed: bool = False) -> None:
-        """The rules' verdict on the whole run (worst severity and a few words); ``crashed``:
-        a crash ended it (a run with no step then waits for none)."""
+    def show_health(self, severity: Severity | None, text: str, over: bool = False) -> None:
+        """The rules' verdict on the whole run (worst severity and a few words); ``over``: it
+        crashed or finished (a run with no step then waits for none)."""
         health = (severity, safe_text(text))
-        if health != self.health or crashed != self.crashed:  # mostly the same verdict again
-            self.health, self.crashed = health, crashed
+        if health != self.health or over != self.over:  # mostly the same verdict again
+            self.health, self.over = health, over
             self.refresh()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
@@ -200,8 +200,7 @@ class RunHeader(Widget):
             parts.append((5, Content.styled(safe_text(queued), "$text-muted")))
         elif facts.last_step is None:
             # A run that crashed or finished will print no step: "waiting" would promise one.
-            over = facts.finished or self.crashed
-            parts.append((5, Content.styled("no step" if over else "waiting for the first step…",
+            parts.append((5, Content.styled("no step" if self.over else "waiting for the first step…",
                                             "$text-muted")))
         else:
             total = f"/{facts.total_steps}" if facts.total_steps else ""
