@@ -12,9 +12,8 @@ import pytest
 
 from tests.sshd import find_sshd
 from tests.support import healthy_then_nan, rlwatch, step_lines
-from tui.cli.fleet import is_fleet
 from tui.cli.main import _command_first, build_parser
-from tui.cli.run_list import RunListError, Wanted, wanted_runs
+from tui.cli.run_list import RunListError, Wanted, is_fleet, wanted_runs
 
 
 def fleet_of_three(tmp_path: Path) -> dict[str, Path]:

@@ -291,8 +291,3 @@ async def _status_all(words: list[str], options: RunOptions) -> tuple[str, int]:
     rows = [row for row, _ in done]
     return fleet_line(rows), max((status for _, status in done), default=exit_codes.OK)
 
-
-def is_fleet(words: list[str]) -> bool:
-    """Whether the words name a fleet rather than one run: several, a group or a glob."""
-    return len(words) > 1 or any(word.startswith("@") or globbed(Wanted(word)) for word in words)
-

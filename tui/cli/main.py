@@ -199,6 +199,18 @@ def _command_first(parser: argparse.ArgumentParser, args: list[str]) -> list[str
     return [command, *options, *targets, *(["--", *after_dashes] if after_dashes else [])]
 
 
+def _head_start(target: str) -> None:
+    """One run read over SSH: what importing asyncssh waits for starts now, beside the
+    imports of the command (``tui.sources.ssh.liboqs_lookup``). Not for a fleet, whose
+    parse workers are forked before there is a second thread."""
+    from tui.sources.ssh.target import parse_target
+
+    if target.startswith(("slurm://", "ray://")) or parse_target(target) is not None:
+        from tui.sources.ssh import liboqs_lookup
+
+        liboqs_lookup.start()
+
+
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -206,10 +218,16 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    if args.command == "check":
-        from tui.cli.fleet import is_fleet
+    if args.command in ("check", "watch", "status"):
+        from tui.cli.run_list import is_fleet
 
-        if is_fleet(args.target):
+        one_run = not is_fleet(args.target)
+        if one_run:
+            _head_start(args.target[0])
+    elif args.command in ("report", "export"):
+        _head_start(args.target)
+    if args.command == "check":
+        if not one_run:
             from tui.cli.fleet import run_check_fleet
 
             return run_check_fleet(args.target, args.log, args.json, args.rules,
@@ -242,9 +260,7 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.dashboard import run_demo
 
         return run_demo(args.speed, args.theme, args.ascii)
-    from tui.cli.fleet import is_fleet
-
-    if is_fleet(args.target):
+    if not one_run:
         if args.gpus:
             parser.error("--gpus names the other nodes of one run; give it one target")
         from tui.cli.fleet import run_fleet

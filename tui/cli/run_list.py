@@ -98,6 +98,11 @@ def wanted_runs(words: list[str], path: Path | None = None) -> list[Wanted]:
     return list(dict.fromkeys(found))
 
 
+def is_fleet(words: list[str]) -> bool:
+    """Whether the words name a fleet rather than one run: several, a group or a glob."""
+    return len(words) > 1 or any(word.startswith("@") or globbed(Wanted(word)) for word in words)
+
+
 def globbed(wanted: Wanted) -> bool:
     """Whether ``wanted`` is a glob to expand (a local path that exists is taken as it is)."""
     remote = parse_target(wanted.target)

@@ -61,10 +61,12 @@ def run_status(targets: list[str], log: str | None, rules_file: str | None = Non
                ascii_only: bool | None = None, accept_new_host_key: bool = False) -> int:
     """Entry point for ``rlwatch status``; ``ascii_only`` None follows the settings and locale.
     Several targets (or a group, a glob) give the fleet's line instead of a run's."""
-    from tui.cli.fleet import is_fleet, run_status_fleet
+    from tui.cli.run_list import is_fleet
 
     ascii_only = use_ascii(ascii_only, load_config().ascii, os.environ)
     if is_fleet(targets):
+        from tui.cli.fleet import run_status_fleet
+
         line, status = run_status_fleet(targets, log, rules_file, accept_new_host_key)
     else:
         line, status = _one_run(targets[0], log, rules_file, accept_new_host_key)
