@@ -1,6 +1,7 @@
 """Each grouped finding keeps the step of every hit, so a step can be asked which rules it broke."""
 
 from tests.support import findings_of, model_of
+from tui.rules.findings import Finding, Severity
 
 
 def test_a_grouped_finding_knows_each_step_it_hit():
@@ -12,3 +13,13 @@ def test_a_grouped_finding_knows_each_step_it_hit():
     assert kl_high.hit_at(34) and not kl_high.hit_at(1)  # KL starts below 0.03
     gap = found["val-gap"][0]  # a relation rule: hits only at validation steps
     assert gap.hit_at(30) and not gap.hit_at(31)
+
+
+def test_hits_folded_at_once_group_as_one_by_one():
+    one_by_one, at_once = Finding("r", Severity.WARNING, "m"), Finding("r", Severity.WARNING, "m")
+    for step in (3, 5):
+        one_by_one.add_hit(step, 0.1, "earlier", "why")
+    one_by_one.add_hit(9, 0.7, "last", "because")
+    at_once.add_hit(3, 0.1, "earlier", "why")
+    at_once.add_hits([5, 9], 0.7, "last", "because")
+    assert at_once == one_by_one and list(at_once.steps) == [3, 5, 9]

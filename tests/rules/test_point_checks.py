@@ -3,7 +3,11 @@
 import math
 from array import array
 
-from tui.rules.point_checks import band, decline, jump, nonfinite, spike, stuck
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui.rules.point_checks import POINT_CHECKS, SUSPECTS, band, decline, jump, nonfinite, spike, stuck
 
 
 def series(*values: float) -> array:
@@ -66,3 +70,46 @@ def test_spike_needs_history_and_a_positive_median():
 
 def test_jump_between_consecutive_steps():
     assert hits(jump, series(-0.1, 0.5, 0.45, math.nan, 0.4), {"delta": 0.5}) == [1]
+
+
+# Each check's suspects pass: a superset of its hits on any series, from any starting point.
+_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
+                    st.sampled_from([0.0, -0.0, 1.0, 2.0, 0.5]))  # repeats: stuck, medians
+_PARAMS = {
+    "band": st.fixed_dictionaries({"low": st.one_of(st.none(), st.floats(-2, 2)),
+                                   "high": st.one_of(st.none(), st.floats(-2, 2))}),
+    "nonfinite": st.just({}),
+    "decline": st.fixed_dictionaries({"steps": st.integers(1, 4),
+                                      "direction": st.sampled_from(["down", "up"]),
+                                      "min_change": st.floats(0, 1)}),
+    "stuck": st.fixed_dictionaries({"steps": st.integers(1, 5), "zero_only": st.booleans(),
+                                    "companions": st.just([])}),
+    "spike": st.fixed_dictionaries({"window": st.integers(1, 8), "ratio": st.floats(1, 4),
+                                    "direction": st.sampled_from(["up", "down", "both"]),
+                                    "floor": st.floats(0, 1), "sustain": st.integers(1, 3)}),
+    "jump": st.fixed_dictionaries({"delta": st.floats(0, 2)}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(POINT_CHECKS))
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_suspects_pass_never_misses_a_point_its_check_would_flag(kind, data):
+    values = array("d", data.draw(st.lists(_VALUES, max_size=40)))
+    params = data.draw(_PARAMS[kind])
+    start = data.draw(st.integers(0, len(values)))
+    end = data.draw(st.integers(start, len(values)))
+    suspects = list(SUSPECTS[kind](values, start, end, params))
+    assert suspects == sorted(set(suspects)) and all(start <= i < end for i in suspects)
+    flagged = [i for i in range(start, end) if POINT_CHECKS[kind](values, i, params) is not None]
+    assert set(flagged) <= set(suspects), (flagged, suspects)
+
+
+def test_spike_suspects_are_exactly_its_hits_on_a_long_noisy_series():
+    # The sliding sorted window must give the same medians as sorting each window anew.
+    values = series(*[1.0 + 0.3 * math.sin(i * 1.7) + (4.0 if i % 37 in (0, 1) else 0.0)
+                      for i in range(400)], math.nan, 9.0, 9.0)
+    params = {"window": 20, "ratio": 2.0, "direction": "both", "floor": 0.0, "sustain": 2}
+    assert list(SUSPECTS["spike"](values, 0, len(values), params)) == hits(spike, values, params)
+    assert list(SUSPECTS["spike"](values, 150, 300, params)) == [
+        i for i in hits(spike, values, params) if 150 <= i < 300]

@@ -46,6 +46,8 @@ def test_a_new_rule_can_be_added():
     ('[[rule]]\nid = "kl-high"\nseverity = "meh"\n', "severity must be 'warning' or 'critical'"),
     ('[[rule]\nid = 1\n', "mine.toml: "),
     ('[[rule]]\nid = "grad-spike"\ndirection = "sideways"\n', "direction must be one of"),
+    ('[[rule]]\nid = "grad-spike"\nwindow = 0\n', "rule 'grad-spike': window counts steps: 1 or more, not 0"),
+    ('[[rule]]\nid = "reward-stuck"\nsteps = -2\n', "steps counts steps: 1 or more, not -2"),
 ])
 def test_broken_files_name_file_line_and_problem(text, message):
     with pytest.raises(RuleFileError) as caught:

@@ -26,8 +26,13 @@ from tui.parsers.incidents import KIND_WORDS
 from tui.parsers.records import JobOutcome
 from tui.rules.crash import judge_failures
 from tui.rules.findings import Finding, Severity
-from tui.rules.point_checks import POINT_CHECKS
+from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec
+
+
+# Points of a series judged between looks at the clock (a budgeted judging of a
+# 100,000-step run stops within a few milliseconds of its deadline).
+_JUDGED_AT_ONCE = 4096
 
 
 def matching_keys(patterns: Sequence[str], keys: Collection[str]) -> list[str]:
@@ -132,25 +137,29 @@ class RuleEngine:
                 or progress.done > len(series)):
             progress = _Progress(series, series.rewrites, 0, None)
             self._progress[(rule.id, key)] = progress
-        check = POINT_CHECKS[rule.kind]
+        check, suspects = POINT_CHECKS[rule.kind], SUSPECTS[rule.kind]
         companions = [model.series.get(name) for name in rule.params.get("companions", [])]
         values, steps = series.values, series.steps
         # A stuck window must be stuck in its companions too, over the whole window.
         span = rule.params.get("steps", 1) if rule.kind == "stuck" else 1
         end = len(series)
-        for i in range(max(progress.done, rule.warmup), end):
-            if deadline is not None and i % 512 == 0 and time.monotonic() > deadline:
+        for start in range(max(progress.done, rule.warmup), end, _JUDGED_AT_ONCE):
+            if deadline is not None and time.monotonic() > deadline:
                 self.behind = True
-                end = i
+                end = start
                 break
-            reason = check(values, i, rule.params)
-            if reason is None or not all(_companions_agree(companions, steps[j])
-                                         for j in range(max(0, i + 1 - span), i + 1)):
-                continue
-            message = f"{key} = {values[i]:.4g} at step {steps[i]}: {reason}"
-            if progress.finding is None:
-                progress.finding = Finding(rule.id, rule.severity, key)
-            progress.finding.add_hit(steps[i], values[i], message, reason)
+            hits = [(i, reason) for i in suspects(values, start, min(start + _JUDGED_AT_ONCE, end),
+                                                  rule.params)
+                    if (reason := check(values, i, rule.params)) is not None
+                    and all(_companions_agree(companions, steps[j])
+                            for j in range(max(0, i + 1 - span), i + 1))]
+            if hits:
+                last, reason = hits[-1]
+                if progress.finding is None:
+                    progress.finding = Finding(rule.id, rule.severity, key)
+                progress.finding.add_hits([steps[i] for i, _ in hits], values[last],
+                                          f"{key} = {values[last]:.4g} at step {steps[last]}: {reason}",
+                                          reason)
         progress.done = max(progress.done, end)
         return progress.finding
 

@@ -65,6 +65,16 @@ class Finding:
         if step is not None:
             self.steps.append(step)
 
+    def add_hits(self, steps: list[int], value: float, message: str, reason: str) -> None:
+        """Fold hits at ``steps`` (ascending, as the engine judges a series) into the group,
+        as ``add_hit`` would one by one; ``value``, ``message`` and ``reason`` are the last's."""
+        first, last = min(steps), max(steps)
+        self.first_step = first if self.first_step is None else min(self.first_step, first)
+        self.last_step = last if self.last_step is None else max(self.last_step, last)
+        self.count += len(steps)
+        self.value, self.message, self.reason = value, message, reason
+        self.steps.extend(steps)
+
     def hit_at(self, step: int) -> bool:
         """Whether one of the grouped hits was at ``step``."""
         at = bisect_left(self.steps, step)

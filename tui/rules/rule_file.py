@@ -26,6 +26,8 @@ from tui.rules.findings import Severity
 
 _NUMBER = (int, float)
 # kind → {parameter: (accepted types, required, default)}
+# Parameters that count steps (a window of none, or a run of none, means nothing).
+_COUNTS = ("steps", "window", "sustain")
 KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "band": {"low": (_NUMBER, False, None), "high": (_NUMBER, False, None)},
     "decline": {"steps": ((int,), True, None), "direction": ((str,), False, "down"),
@@ -198,6 +200,10 @@ def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False)
         raise RuleFileError(f"{where}: rule {rule.id!r} ({rule.kind}) needs {', '.join(missing)}")
     if rule.kind == "band" and params["low"] is None and params["high"] is None:
         raise RuleFileError(f"{where}: rule {rule.id!r} (band) needs low, high or both")
+    for count in _COUNTS:
+        if isinstance(params.get(count), int) and params[count] < 1:
+            raise RuleFileError(f"{where}: rule {rule.id!r}: {count} counts steps: 1 or more, "
+                                f"not {params[count]}")
     allowed = _DIRECTIONS.get(rule.kind)
     if allowed and params.get("direction") not in allowed:
         raise RuleFileError(f"{where}: rule {rule.id!r}: direction must be one of {allowed}")
