@@ -58,6 +58,9 @@ LIMITS = {
         "its exception line",
     "vllm17242_ray_prefixed_native_backtrace_frames_segfault.log":
         "the excerpt holds only native backtrace frames, cut before the segfault's header",
+    "grpo_callback_sys_exit.log":
+        "the script's own 'aborting' line and sys.exit(1): SystemExit prints nothing, so only "
+        "the script's words say the run ended",
 }
 # Where the reader took a run's step count or total from a line rlwatch does not read as
 # training progress: a progress bar without a description outside a trainer's own grammar
@@ -76,6 +79,8 @@ STEPS_UNREAD = {
     "grpo_crash_startup.log": "TRL's bare 0/30 bar of a run that died before its first metrics",
     "polymergnn_slurm_stderr_bare_bar_then_time_limit_cancelled.log":
         "a GNN's bare 0/50 bar in a Slurm stderr file, no trainer's grammar around it",
+    "grpo_segfault.log": "TRL's bare 6/20 bar: the segfault took every dict with Python's buffer",
+    "grpo_segfault_faulthandler.log": "TRL's bare 6/20 bar: the segfault took every dict with Python's buffer",
 }
 # Crashes rlwatch names by another line of the same failure than the reader chose.
 NAMED_OTHERWISE = {
@@ -87,6 +92,8 @@ NAMED_OTHERWISE = {
         "named by XLA's RESOURCE_EXHAUSTED line, of which torch_xla's line is a copy",
     "ray40696_job_submit_tail_then_job_failed_status_message_actor_died.log":
         "named by the job's status message (the actor died) rather than its 'failed' header",
+    "arjuna52_slurm_script_killed_then_cgroup_oom_kill_event.log":
+        "named by slurmstepd's cgroup oom-kill line, which says why the batch shell's python was Killed",
 }
 
 

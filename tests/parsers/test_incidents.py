@@ -26,6 +26,10 @@ from tui.parsers.incidents import match_incident
         ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your "
          "processes may have been killed by the cgroup out-of-memory handler.", "oom"),
         ("srun: error: sdumont6156: task 0: Out Of Memory", "oom"),
+        # slurmstepd's own memory enforcement, new and old (no ``error:``) spellings
+        # (crashes/coquistt2238_…, crashes/adeptrl13_…).
+        ("slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed", "oom"),
+        ("slurmstepd: Job 1171978 exceeded memory limit (18202456 > 16384000), being killed", "oom"),
         ("slurmstepd: error: *** JOB 494583 ON ... CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
          "killed"),
         ("slurmstepd: error: *** STEP 494583.0 ON ... CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
@@ -93,6 +97,12 @@ def test_each_kind_of_failure(line, kind):
         # torchrun stopping the other workers once one has failed: that one says why.
         "  traceback : Signal 15 (SIGTERM) received by PID 10286",
         "Check failed: the answer has no boxed number",  # a reward function's own words
+        # Slurm's warning, printed of jobs that succeeded too (galaxyproject/galaxy#2309,
+        # pepkit/geofetch#13): no kill.
+        "slurmstepd: error: Exceeded job memory limit at some point.",
+        "slurmstepd: error: Exceeded step memory limit at some point. Step may have been partially "
+        "swapped out to disk.",
+        "the reward model exceeded memory limit (32 GiB > 24 GiB), being killed is what we expect",
     ],
 )
 def test_the_same_words_in_prose_are_not_failures(line):

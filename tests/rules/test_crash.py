@@ -84,6 +84,9 @@ def _labelled(data: bytes, label: bytes = b" 0: ") -> bytes:
     "crashes/llamacookbook567_rank_prefixed_nccl_watchdog_cpp_frames.log",
     "crashes/easyr1_9_after_step13_runner_prefixed_unhandled_error_update_actor.log",
     "wild/slime1767_driver_raytaskerror_outofmemoryerror_megatron_train_cut.log",
+    "crashes/coquistt2238_slurm_exceeded_job_memory_limit_cancelled_then_one_more_line.log",
+    "generated/trl/grpo_enospc_checkpoint.log",
+    "generated/trl/grpo_segfault_faulthandler.log",
 ])
 def test_a_log_a_collector_stamped_line_by_line_is_judged_as_the_plain_one(tmp_path, name):
     data = (FIXTURES / name).read_bytes()
@@ -94,3 +97,22 @@ def test_a_log_a_collector_stamped_line_by_line_is_judged_as_the_plain_one(tmp_p
         assert relayed.cause is not None
         assert (relayed.cause.kind, relayed.cause.text, relayed.cause.step) == (
             plain.cause.kind, plain.cause.text, plain.cause.step)
+
+
+_SLURM_MEMORY = (FIXTURES / "crashes" / "coquistt2238_slurm_exceeded_job_memory_limit_cancelled_then_one_more_line.log")
+
+
+def test_slurms_memory_kill_names_the_crash_over_the_cancelled_job(tmp_path):
+    data = _SLURM_MEMORY.read_bytes()
+    found = judged(tmp_path, STEPS + data)
+    assert found.cause.kind == "oom" and "exceeded memory limit" in found.cause.text
+    # Without its reason the job's CANCELLED line is what is left to name it.
+    without = b"".join(line for line in data.splitlines(keepends=True) if b"being killed" not in line)
+    found = judged(tmp_path, STEPS + without)
+    assert found.cause.kind == "killed" and "CANCELLED AT" in found.cause.text
+
+
+def test_slurms_memory_warning_after_a_finished_run_is_no_crash(tmp_path):
+    finished = (FIXTURES / "generated" / "trl" / "grpo_finished.log").read_bytes()
+    warning = b"slurmstepd: error: Exceeded job memory limit at some point.\n"
+    assert judged(tmp_path, finished + warning).cause is None

@@ -27,6 +27,7 @@ MARKER_LINES = {
         "RuntimeError: [enforce fail at alloc_cpu.cpp:83] . DefaultCPUAllocator: can't allocate memory",
         "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been OOM Killed.",
         "srun: error: node107: task 0: Out Of Memory",
+        "slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed",
     ],
     incidents.COLLECTIVE_TIMEOUT: [
         "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)",

@@ -59,16 +59,21 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # kernel's ``Out of memory: Killed process``, torch's CPU allocator; Slurm's cgroup
     # killer (``slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of
     # the step tasks have been OOM Killed.``, before 20.11 ``Detected 1 oom-kill event(s)
-    # in StepId=191.batch cgroup.``) and srun's ``srun: error: node107: task 0: Out Of Memory``.
+    # in StepId=191.batch cgroup.``) and srun's ``srun: error: node107: task 0: Out Of Memory``;
+    # slurmstepd's own memory enforcement (``slurmstepd: error: Job 7518 exceeded memory limit
+    # (626359956 > 512000000), being killed``, before 17.x without ``error:``), which comes
+    # before the job's ``CANCELLED AT`` line and says why. (Its ``Exceeded job memory limit at
+    # some point.`` is no kill: Slurm prints it of jobs that succeeded too.)
     # Slurm's killer is picked by ``Detected `` and told by the pattern: on seed 001's chatter
     # the box's grep spends an eighth more on ``kill event`` (its ``k``) than on ``Detected``.
     (OOM, ("ut of memory", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "memory pressure",
-           "can't allocate memory", "Detected ", ": Out Of Memory"),
+           "can't allocate memory", "Detected ", ": Out Of Memory", "exceeded memory limit"),
      re.compile(r"\b(?:CUDA|NPU|HIP|XPU|GPU|MPS|CPU|[Dd]evice)\s+out of memory"
                 r"|Out of memory: Kill|OutOfMemoryError|RESOURCE_EXHAUSTED"
                 r"|killed due to memory pressure|can't allocate memory"
                 r"|^\s*(?:[\w.]+(?:Error|Exception))\b.*out of memory"
-                r"|\bDetected \d+ oom[_-]kill event|^srun: error: \S+: tasks? [\d,-]+: Out Of Memory")),
+                r"|\bDetected \d+ oom[_-]kill event|^srun: error: \S+: tasks? [\d,-]+: Out Of Memory"
+                r"|^slurmstepd\S*: (?:error: )?(?:Job|Step) \S+ exceeded memory limit \(\d+ > \d+\), being killed")),
     # NCCL's watchdog (``Watchdog caught collective operation timeout``) and what
     # follows it (``Process group watchdog thread terminated``, ``Some NCCL
     # operations have failed or timed out``); torch's heartbeat monitor, which

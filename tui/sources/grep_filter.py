@@ -55,6 +55,7 @@ FORMS: dict[bytes, bytes] = {
     b"can't allocate memory": b"'t allocate memory",
     b'Detected ': b'Detected ',
     b': Out Of Memory': b'f Memory',
+    b'exceeded memory limit': b'exceeded memory limit',
     b'Watchdog caught collective': b'ught collective',
     b'watchdog thread terminated': b'watchdog thread terminated',
     b'NCCL operations have failed': b'CL operations have failed',

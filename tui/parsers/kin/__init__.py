@@ -82,11 +82,12 @@ class KinLines:
         """A tqdm bar the scanner parsed: the bar (maybe marked as the run's), and any
         metrics its postfix carries."""
         bar, released = self._hf.on_bar(bar)
+        bar, postfix = self._openrlhf.on_bar(bar, segment)
         self._skyrl.on_bar(bar)
         position = training_position(bar)
         if position is not None:
             self._bar_step = position[0]
-        return [bar, *self._tally(released), *self._tally(self._openrlhf.on_bar(bar, segment))]
+        return [bar, *self._tally(released), *self._tally(postfix)]
 
     def parse(self, segment: str, offset: int, end: int) -> list[Record]:
         """Records of one cleaned line segment that no verl grammar took."""

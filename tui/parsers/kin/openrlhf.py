@@ -16,12 +16,19 @@ and ``ray/ppo_actor.py`` across versions and the corpus (044):
   ``Episode`` tick (the Episode bar ticks when the step is done).
 * ``✨ Global step 12: {'policy_loss': …, 'reward': …, 'kl': …, …}`` (2025+, the
   ``✨`` since 2026) — the whole status of step 12.
+* The other trainers (SFT, reward model, DPO, KD: ``openrlhf/trainer/sft_trainer.py`` and
+  kin) draw ``Train epoch: 0%| | 0/3`` (epochs) first, then per epoch
+  ``Train step of epoch 0: 42%|▍ | 105/250 [… 20.2s/it, gpt_loss=0.686, distil_loss=0.9,
+  loss_mean=0.575, lr=5e-7]`` (its batches, the epoch numbered from 0, the postfix the
+  losses of the last one). The run position is epoch·batches + n of epochs·batches,
+  known once the epoch bar has said how many epochs there are.
 
 ``kl`` is the KL between the actor and the initial (reference) model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from tui.parsers.kin.dict_literal import dict_metrics
@@ -31,33 +38,54 @@ from tui.parsers.records import ProgressRecord, Record, StepRecord
 NEEDLES: tuple[bytes, ...] = (b"Global step ",)
 
 _EPISODE = re.compile(r"^Episode \[(\d+)/(\d+)\]$")
-_POSTFIX = re.compile(r"(?:s/it|it/s),\s*(?P<postfix>[\w./()-]+=[^\]]*)\]")
+_EPOCH_STEP = re.compile(r"^Train step of epoch (\d+)$")
+# tqdm closes the postfix with ``]``; a line without it was cut (a paste, an excerpt), and
+# its last pair may be cut inside the number, so that one is not taken.
+_POSTFIX = re.compile(r"(?:s/it|it/s),\s*(?P<postfix>[\w./()-]+=[^\]]*)(?P<end>\]|$)")
 _GLOBAL = re.compile(r"Global step (\d+): \{(?=')")
 
 
 class OpenRlhfLines:
-    """Reads OpenRLHF's status; knows how many steps the Episode bar has counted."""
+    """Reads OpenRLHF's status; knows how many steps the Episode bar has counted, and how
+    many epochs the other trainers' epoch bar announced."""
 
     def __init__(self) -> None:
         self._done = 0
+        self._epochs: int | None = None
 
-    def on_bar(self, bar: ProgressRecord, segment: str) -> list[Record]:
+    def on_bar(self, bar: ProgressRecord, segment: str) -> tuple[ProgressRecord, list[Record]]:
+        """The bar (an epoch's batch bar made the run's own) and the metrics of its postfix."""
         episode = _EPISODE.match(bar.desc)
         if episode is not None and bar.total:
             self._done = (int(episode.group(1)) - 1) * bar.total + bar.n
-            return []
+            return bar, []
+        if bar.desc == "Train epoch" and bar.total:
+            self._epochs = bar.total
+            return bar, []
+        epoch_step = _EPOCH_STEP.match(bar.desc)
+        if epoch_step is not None and bar.total:
+            step = int(epoch_step.group(1)) * bar.total + bar.n
+            if self._epochs is not None:
+                bar = dataclasses.replace(bar, n=step, total=self._epochs * bar.total, training=True)
+            return bar, self._postfix(bar, segment, step)
         if not bar.desc.startswith("Train epoch ["):
-            return []
+            return bar, []
+        return bar, self._postfix(bar, segment, self._done + 1)
+
+    @staticmethod
+    def _postfix(bar: ProgressRecord, segment: str, step: int) -> list[Record]:
+        """The ``name=value`` pairs tqdm writes after the rate, as the metrics of ``step``."""
         match = _POSTFIX.search(segment)
         if match is None:
             return []
         metrics = {}
-        for item in match.group("postfix").split(","):
+        items = match.group("postfix").split(",")
+        for item in items if match.group("end") else items[:-1]:
             key, eq, raw = item.strip().partition("=")
             value = kin_value(raw) if eq else None
             if value is not None and key:
                 metrics[key] = value
-        return [StepRecord(self._done + 1, metrics, bar.offset, bar.offset + len(segment))] if metrics else []
+        return [StepRecord(step, metrics, bar.offset, bar.offset + len(segment))] if metrics else []
 
     def parse(self, segment: str, offset: int, end: int) -> list[Record] | None:
         if "Global step " not in segment:
