@@ -4,6 +4,7 @@ would make, batch after batch, and they end with the pool (or stand in for a wor
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 from pathlib import Path
@@ -121,6 +122,11 @@ async def test_ctrl_c_is_the_apps_a_worker_goes_on(pool):
     await asyncio.sleep(0.2)
     batches: list[Batch] = [picked_lines(real_log())]
     assert await in_pool(pool, batches) == folded(batches, scan_batch)
+
+
+async def test_a_workers_inherited_heap_is_out_of_the_collectors_reach(pool):
+    frozen = await asyncio.wrap_future(pool._executor.submit(gc.get_freeze_count))
+    assert frozen > 1000  # the parser's modules at least, whichever way the worker started
 
 
 @pytest.mark.parametrize("start_method", ["fork", "forkserver"])

