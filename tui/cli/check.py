@@ -24,22 +24,25 @@ from tui.session.run_session import RunSession
 from tui.sources.base import SourceError
 
 if TYPE_CHECKING:
+    from tui.cli.head_start import HeadStart
     from tui.sources.ssh.pool import ConnectionPool
 
 
 @asynccontextmanager
 async def loaded_run(target: str, log: str | None, accept_new_host_key: bool = False,
                      rules: list[RuleSpec] | None = None, accelerators: bool = False,
-                     pool: ConnectionPool | None = None) -> AsyncIterator[RunSession]:
+                     pool: ConnectionPool | None = None,
+                     head: HeadStart | None = None) -> AsyncIterator[RunSession]:
     """A session on ``target``, read once to its current end (with ``accelerators``, one
     reading of its host's devices too); its source stays open inside the block for range
     reads (samples, step text). What the user should know goes to stderr. ``pool``: the
-    SSH connections several runs share."""
-    opened = open_target(target, log, accept_new_host_key, pool=pool)
+    SSH connections several runs share; ``head``: the target's source, made and connecting
+    since before this module was imported (``tui.cli.head_start``)."""
+    opened = head.opened if head is not None else open_target(target, log, accept_new_host_key, pool=pool)
     session = RunSession(opened.source, rules=rules, run_dir=local_run_dir(target), note=opened.note,
                          accept_new_host_key=accept_new_host_key)
     try:
-        note = await session.connect()
+        note = await session.connect(head.connecting if head is not None else None)
         if note:
             print(f"rlwatch: {note}", file=sys.stderr)
         for line in await session.load(accelerators):
@@ -56,10 +59,11 @@ async def load(target: str, log: str | None, accept_new_host_key: bool = False) 
 
 
 async def judged(target: str, log: str | None, accept_new_host_key: bool,
-                 rules: list[RuleSpec], pool: ConnectionPool | None = None) -> RunSession:
+                 rules: list[RuleSpec], pool: ConnectionPool | None = None,
+                 head: HeadStart | None = None) -> RunSession:
     """A session on ``target`` read once and judged (unless there is nothing to judge)."""
     async with loaded_run(target, log, accept_new_host_key, rules, accelerators=True,
-                          pool=pool) as session:
+                          pool=pool, head=head) as session:
         if not unreadable(session.model):
             session.judge()
         return session
@@ -148,14 +152,18 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
 
 
 def run_check(target: str, log: str | None, as_json: bool, rules_file: str | None = None,
-              accept_new_host_key: bool = False) -> int:
-    """Entry point for ``rlwatch check``."""
+              accept_new_host_key: bool = False, head: HeadStart | None = None) -> int:
+    """Entry point for ``rlwatch check``; ``head``: the run's source, already connecting."""
     try:
         rules = load_rules(*override_paths(rules_file))
-        session = asyncio.run(judged(target, log, accept_new_host_key, rules))
+        work = judged(target, log, accept_new_host_key, rules, head=head)
+        session = head.run(work) if head is not None else asyncio.run(work)
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE
+    finally:
+        if head is not None:
+            head.close()
     if unreadable(session.model, quiet=True):
         return exit_codes.UNREADABLE
     readings = [sample.to_json() for sample in session.accelerators.latest()]

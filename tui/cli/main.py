@@ -199,18 +199,6 @@ def _command_first(parser: argparse.ArgumentParser, args: list[str]) -> list[str
     return [command, *options, *targets, *(["--", *after_dashes] if after_dashes else [])]
 
 
-def _head_start(target: str) -> None:
-    """One run read over SSH: what importing asyncssh waits for starts now, beside the
-    imports of the command (``tui.sources.ssh.liboqs_lookup``). Not for a fleet, whose
-    parse workers are forked before there is a second thread."""
-    from tui.sources.ssh.target import parse_target
-
-    if target.startswith(("slurm://", "ray://")) or parse_target(target) is not None:
-        from tui.sources.ssh import liboqs_lookup
-
-        liboqs_lookup.start()
-
-
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -218,23 +206,29 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    from tui.cli.head_start import look_for_liboqs_early
+
     if args.command in ("check", "watch", "status"):
         from tui.cli.run_list import is_fleet
 
         one_run = not is_fleet(args.target)
         if one_run:
-            _head_start(args.target[0])
+            look_for_liboqs_early(args.target[0])
     elif args.command in ("report", "export"):
-        _head_start(args.target)
+        look_for_liboqs_early(args.target)
     if args.command == "check":
         if not one_run:
             from tui.cli.fleet import run_check_fleet
 
             return run_check_fleet(args.target, args.log, args.json, args.rules,
                                    args.accept_new_host_key)
+        from tui.cli.head_start import begin
+
+        head = begin(args.target[0], args.log, args.accept_new_host_key, "tui.cli.check")
         from tui.cli.check import run_check
 
-        return run_check(args.target[0], args.log, args.json, args.rules, args.accept_new_host_key)
+        return run_check(args.target[0], args.log, args.json, args.rules, args.accept_new_host_key,
+                         head)
     if args.command == "report":
         from tui.cli.report_command import run_report
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -115,10 +115,11 @@ class RunSession:
     def _notice(self, text: str, level: NoticeLevel) -> None:
         self._tell(RunChanged(notice=(text, level)))
 
-    async def connect(self) -> str | None:
+    async def connect(self, connecting: Awaitable[str | None] | None = None) -> str | None:
         """Get the source ready (SourceError if it cannot be read); the line worth telling
-        the user about which log was chosen, or None."""
-        note = await self.source.connect() or self.note
+        the user about which log was chosen, or None. ``connecting``: the source's own
+        ``connect()``, begun before the session was made."""
+        note = await (connecting if connecting is not None else self.source.connect()) or self.note
         self.model.log = self.source.label
         return note
 
