@@ -216,16 +216,14 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    from tui.cli.head_start import look_for_liboqs_early
-
-    if args.command in ("check", "watch", "status"):
+    if args.command in ("check", "watch", "status", "report", "export"):
+        from tui.cli.head_start import look_for_liboqs_early
         from tui.cli.run_list import is_fleet
 
-        one_run = not is_fleet(args.target)
+        targets = args.target if isinstance(args.target, list) else [args.target]
+        one_run = not is_fleet(targets)
         if one_run:
-            look_for_liboqs_early(args.target[0])
-    elif args.command in ("report", "export"):
-        look_for_liboqs_early(args.target)
+            look_for_liboqs_early(targets[0])
     if args.command == "check":
         if not one_run:
             from tui.cli.fleet import run_check_fleet
