@@ -123,14 +123,19 @@ async def main(mode, targets, idle_s, steps):
             pooled = [parse_pool]
         except ImportError:  # a checkout from before the pool (--against)
             parse_pool, pooled = None, []
-        runs = fleet_runs(await runs_of(targets, pool), pool, RunOptions(None, load_rules()), *pooled)
+        try:  # the globs expanded on the screen, as rlwatch does since session 9
+            from tui.cli.fleet import listed_runs
+            found = listed_runs(targets)
+        except ImportError:  # a checkout from before (--against)
+            found = await runs_of(targets, pool)
+        runs = fleet_runs(found, pool, RunOptions(None, load_rules()), *pooled)
         app = FleetApp(runs)
-        sessions = lambda: [run.session for run in runs]
+        sessions = lambda: [run.session for run in app.runs]  # a glob's row becomes its runs
     async with app.run_test(size=(120, 40)) as pilot:
         while not all(s is not None and s.model.step_count == steps for s in sessions()):
             await pilot.pause(0.01)
             if time.perf_counter() - start > {give_up_s}:  # say why, rather than wait forever
-                rows = runs if mode != "one" else []
+                rows = app.runs if mode != "one" else []
                 sys.exit(f"not every step in after {give_up_s} s; rows: " + "; ".join(
                     f"{{run.name}}: {{run.reach}} {{run.problem}} "
                     f"{{run.session.model.step_count if run.session else None}}" for run in rows))

@@ -12,6 +12,7 @@ import pytest
 
 from tests.sshd import find_sshd
 from tests.support import healthy_then_nan, rlwatch, step_lines
+from tui.cli.fleet import listed_runs
 from tui.cli.main import _command_first, build_parser
 from tui.cli.run_list import RunListError, Wanted, is_fleet, wanted_runs
 
@@ -181,3 +182,10 @@ def test_check_mixes_hosts_and_expands_a_glob_on_the_box(tmp_path):
         assert done.returncode == 2
     finally:
         box.stop()
+
+
+def test_the_fleet_screen_lists_its_runs_without_asking_a_box_and_expands_globs_itself(tmp_path):
+    (tmp_path / "a").mkdir()
+    found = listed_runs([str(tmp_path / "a"), "gpu:/runs/*", str(tmp_path / "grpo-*")])
+    assert [(run.wanted.target, run.unexpanded) for run in found] == [
+        (str(tmp_path / "a"), False), ("gpu:/runs/*", True), (str(tmp_path / "grpo-*"), True)]

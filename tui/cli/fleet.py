@@ -66,10 +66,12 @@ def _name(wanted: Wanted) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A run the words name, or a glob that could not be expanded and why (its row says so)."""
+    """A run the words name, or a glob that could not be expanded and why (its row says so),
+    or (``unexpanded``) a glob the fleet screen expands once it is up."""
 
     wanted: Wanted
     failure: str | None = None
+    unexpanded: bool = False
 
     @property
     def name(self) -> str:
@@ -83,6 +85,12 @@ class Found:
         """SourceError for a glob that could not be expanded."""
         if self.failure is not None:
             raise SourceError(self.failure)
+
+
+def listed_runs(words: list[str]) -> list[Found]:
+    """The runs ``words`` name, each glob left to expand on the fleet screen: the screen comes
+    up while the boxes list their runs (a glob's row becomes its runs when its box answers)."""
+    return [Found(run, unexpanded=globbed(run)) for run in wanted_runs(words)]
 
 
 async def runs_of(words: list[str], pool: ConnectionPool) -> list[Found]:
@@ -112,7 +120,7 @@ def fleet_runs(found: list[Found], pool: ConnectionPool, options: RunOptions,
     def made(runs: list[Found]) -> list[FleetRun]:
         return [FleetRun(run.name, run.host, _opener(run, pool, options, histories, parse_pool),
                          _host_trouble(run.wanted.target, pool),
-                         expand=None if run.failure is None else _expander(run, pool, made))
+                         expand=_expander(run, pool, made) if run.failure or run.unexpanded else None)
                 for run in runs]
 
     return made(found)
@@ -179,11 +187,10 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
 
     pool = ConnectionPool(options.accept_new_host_key)
     parse_pool = ParsePool()
-    parse_pool.start()  # while the globs are expanded and the screen starts
+    parse_pool.start()  # while the screen starts and the globs are expanded
     app: FleetApp | None = None
     try:
-        app = FleetApp(fleet_runs(await runs_of(words, pool), pool, options, parse_pool),
-                       appearance=appearance)
+        app = FleetApp(fleet_runs(listed_runs(words), pool, options, parse_pool), appearance=appearance)
         _exit_on_hangup(app)
         await app.run_async()
     finally:

@@ -5,6 +5,7 @@ its row; it fits 80×24; marked runs are handed on to be compared."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from textual.widgets import DataTable
 
 from tests.sshd import ClientHome, Sshd, find_sshd, free_port
 from tests.support import healthy_then_nan, step_lines, touch, wait_for
-from tui.cli.fleet import RunOptions, fleet_runs, runs_of
+from tui.cli.fleet import RunOptions, fleet_runs, listed_runs
 from tui.rules.rule_file import load_rules
 from tui.sources.ssh.pool import ConnectionPool
 from tui.ui.fleet_app import FleetApp
@@ -51,8 +52,9 @@ class ComparingApp(FleetApp):
 
 async def fleet_app(words: list[str], app: type[FleetApp] = FleetApp,
                     pool: ConnectionPool | None = None) -> tuple[FleetApp, ConnectionPool]:
+    """The app as ``rlwatch WORDS…`` makes it: a glob's row becomes its runs on the screen."""
     pool = pool or ConnectionPool()
-    runs = fleet_runs(await runs_of(words, pool), pool, RunOptions(None, load_rules()))
+    runs = fleet_runs(listed_runs(words), pool, RunOptions(None, load_rules()))
     return app(runs), pool
 
 
@@ -218,6 +220,27 @@ async def test_the_palette_offers_no_run_screens_on_the_fleet(tmp_path):
             await wait_for(pilot, lambda: type(app.screen).__name__ == "StepsScreen", "the steps")
     finally:
         await closed(app, pool)
+
+
+async def test_a_glob_on_a_box_that_never_answers_keeps_no_other_row_waiting(tmp_path, monkeypatch):
+    """A box that takes the connection and says nothing (hung, or a firewall that swallows it)
+    costs its glob's row the login's timeout, not the screen: the other runs show meanwhile."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()  # the kernel completes the handshake; no SSH banner ever comes
+    home = ClientHome(tmp_path / "home")
+    home.add_host("hung", silent.getsockname()[1])
+    monkeypatch.setenv("HOME", str(home.path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    runs = fleet_folder(tmp_path)
+    app, pool = await fleet_app([f"hung:{runs}/r*", str(runs / "critical")])
+    try:
+        async with app.run_test(size=(160, 30)) as pilot:
+            await wait_for(pilot, lambda: column(app, "state") == ["critical", "opening"], "rows", 10)
+            assert column(app, "run") == ["runs/critical", "runs/r*"]
+    finally:
+        await closed(app, pool)
+        silent.close()
 
 
 @pytest.mark.skipif(find_sshd() is None, reason="OpenSSH's sshd is not installed")
