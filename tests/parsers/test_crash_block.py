@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.corpus import verl_log
+from tests.corpus import REPO, verl_log
 from tui.parsers.crash_block import exception_name, read_block
 
 
@@ -224,3 +224,52 @@ def test_a_traceback_vllm_logged_line_by_line_is_read_through_its_headers():
     block = block_of(VLLM_LOGGED)
     assert block.exception.startswith("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.")
     assert block.process == "(APIServer pid=697224)"
+
+
+CRASHES = REPO / "tests" / "fixtures" / "logs" / "crashes"
+
+
+def _sample(name: str) -> str:
+    return next(CRASHES.glob(f"{name}_*.log")).read_text(encoding="utf-8")
+
+
+def _block_at(text: str, header: str):
+    """The block of ``text`` opened by its first line that holds ``header``."""
+    return block_of(text, next(n for n, line in enumerate(text.split("\n")) if header in line))
+
+
+@pytest.mark.parametrize("nccl_says", [
+    "ncclInternalError: Internal check failed.",  # the sample's own
+    "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+    "ncclUnhandledCudaError: Call to CUDA function failed.",
+])
+def test_nccls_own_error_line_after_a_distbackenderror_is_the_rest_of_its_message(nccl_says: str):
+    # vllm-project/vllm#10453: rank 1's DistBackendError, NCCL's line, 'Last error:', rank 2 cut.
+    text = _sample("vllm10453").replace("ncclInternalError: Internal check failed.", nccl_says)
+    block = _block_at(text, "[rank1]: Traceback")
+    assert block.exception.startswith("torch.distributed.DistBackendError: NCCL error in: ")
+    assert block.process == "[rank1]:"
+
+
+def test_an_nccl_error_line_of_its_own_is_still_an_exception_line():
+    # Without an exception before it, the same spelling is what the traceback raised.
+    text = _sample("vllm10453").replace(
+        "[rank1]: torch.distributed.DistBackendError: NCCL error in: ", "[rank1]:     NCCL error in: ")
+    assert _block_at(text, "[rank1]: Traceback").exception == "ncclInternalError: Internal check failed."
+
+
+@pytest.mark.parametrize("announcement", [
+    "WorkerProc hit an exception.",  # the sample's own (vLLM's multiproc executor)
+    "EngineCore encountered a fatal error.",  # vLLM's engine core loop
+])
+def test_a_traceback_cut_before_its_exception_is_named_by_the_loops_announcement(announcement: str):
+    # vllm-project/vllm-ascend#7676: '(Worker pid=…) (Worker_DP0_TP1_EP1 pid=…) ERROR … [multiproc_executor.py:880]
+    # WorkerProc hit an exception.', then the traceback, cut inside its frames.
+    text = _sample("vllmascend7676").replace("WorkerProc hit an exception.", announcement)
+    assert _block_at(text, "Traceback (most recent").exception == announcement
+
+
+def test_a_whole_traceback_after_an_announcement_is_named_by_its_exception_line():
+    lead = "(Worker pid=16884) (Worker_DP0_TP1_EP1 pid=16884) ERROR 03-25 06:14:02 [multiproc_executor.py:880] "
+    text = _sample("vllmascend7676").rsplit("\n", 2)[0] + f"\n{lead}RuntimeError: NPU function error\n"
+    assert _block_at(text, "Traceback (most recent").exception == "RuntimeError: NPU function error"

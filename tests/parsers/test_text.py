@@ -2,7 +2,15 @@
 
 import pytest
 
-from tui.parsers.text import clean_segments, decode, strip_ansi, strip_log_header, strip_ray_prefix, strip_stamp
+from tui.parsers.text import (
+    PROCESS_PREFIX,
+    clean_segments,
+    decode,
+    strip_ansi,
+    strip_log_header,
+    strip_ray_prefix,
+    strip_stamp,
+)
 
 
 def test_ray_colour_prefix_is_removed():
@@ -105,3 +113,14 @@ def test_a_line_that_only_looks_like_a_host_label_stays(line):
 def test_a_quote_and_a_relay_label_go_in_either_order(lead):
     assert strip_stamp(f"{lead}[E ProcessGroupNCCL.cpp:481] [Rank 65] Watchdog caught") == \
         "[E ProcessGroupNCCL.cpp:481] [Rank 65] Watchdog caught"
+
+
+def test_vllms_own_process_prefix_behind_rays_goes_with_it():
+    # vllm-project/vllm-ascend#7676 (tests/fixtures/logs/crashes): vLLM >= 0.10 names its
+    # processes like Ray does, so a worker inside a Ray actor prints two prefixes.
+    line = ("(Worker pid=16884) (Worker_DP0_TP1_EP1 pid=16884) ERROR 03-25 06:14:02 "
+            "[multiproc_executor.py:880] WorkerProc hit an exception.")
+    assert strip_ray_prefix(line).startswith("ERROR 03-25 06:14:02 [multiproc_executor.py:880] WorkerProc")
+    assert PROCESS_PREFIX.match(line).group(0).strip() == "(Worker pid=16884) (Worker_DP0_TP1_EP1 pid=16884)"
+    # A third parenthesis is the message's own.
+    assert strip_ray_prefix("(EngineCore_DP0 pid=2) (pid=3) (not a prefix) x") == "(not a prefix) x"

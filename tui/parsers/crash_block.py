@@ -55,6 +55,10 @@ _LOGGED = re.compile(r"\b(?:ERROR|WARNING|WARN|error|warning)\b.{0,120}?"
 # (asyncio logs "Exception in callback …", then "handle: <Handle …>", then the traceback).
 _BEFORE_LINES = 3
 _THREAD = "Exception in thread"
+# vLLM's and SGLang's loops announce their own death on the line before the traceback
+# (``WorkerProc hit an exception.``, ``EngineCore encountered a fatal error.``, behind
+# vLLM's log header): where the traceback is cut before its exception line, that says it.
+_ANNOUNCED = re.compile(r"\b(?:hit an exception|encountered a fatal error)\b")
 # Lines that say what failed without Python's exception grammar: the
 # interpreter's own last words, a C++ abort's what().
 _STATEMENTS = ("what():", "Fatal Python error:")
@@ -76,6 +80,11 @@ _MAX_TEXT = 400
 # A terminal's copy pads each screen row with spaces to the pane's width and joins
 # the rows: ``    raise value<90 spaces>ray.exceptions.ActorDiedError: …`` was two lines.
 _PANE_PADDING = re.compile(r"(?<=\S) {24,}(?=\S)")
+# torch's ``DistBackendError: NCCL error in: …`` goes on with NCCL's own words on the next
+# line, ``ncclInternalError: Internal check failed.`` (``ncclRemoteError``,
+# ``ncclUnhandledCudaError``, ``ncclSystemError``): the rest of the message, not another
+# exception.
+_NCCL_REST = re.compile(r"nccl[A-Z]\w*Error: ")
 _OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ERROR)
 # Python 3.11+ prints an exception group (asyncio's TaskGroup, anyio) with a gutter:
 # ``  + Exception Group Traceback …``, ``  |   File …``, ``  | ExceptionGroup: …``, its
@@ -134,8 +143,10 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     said_before = [text.strip() for raw in before_lines for _, text in _logical_lines(raw, headers=True)]
     harmless = bool(said_before) and said_before[-1].startswith(_IGNORED) or (
         kind == incidents.TRACEBACK and any(_LOGGED.search(text) for text in said_before))
-    # A thread's uncaught exception is announced on the line before its traceback.
-    thread = said_before[-1] if said_before and said_before[-1].startswith(_THREAD) else None
+    # A thread's uncaught exception is announced on the line before its traceback, and so is
+    # a vLLM or SGLang loop's.
+    last_said = strip_log_header(said_before[-1]) if said_before else ""
+    announced = last_said if last_said.startswith(_THREAD) or _ANNOUNCED.search(last_said) else None
     body = window[max(0, marker - window_start):]
     prefix: str | None = None
     in_trace = kind in _OPENS_TRACEBACK
@@ -150,7 +161,7 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     position = end = marker  # ``end``: past the last line that belonged to the block
 
     def finish() -> CrashBlock:
-        named = exception if exception is not None or thread is None else thread
+        named = exception if exception is not None or announced is None else announced
         block = _block(marker, end, kind, named, exception_at, causes, harmless)
         return replace(block, process=prefix or "")
 
@@ -198,8 +209,9 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
                 if exception is None:  # an abort's what() says more than "Aborted" after it
                     exception, exception_at = stripped, line_start
                 after_exception = True
-            elif text[:1].isspace() or set(stripped) <= set("^~ "):
-                pass  # source lines, carets, an exception message's indented rest
+            elif text[:1].isspace() or set(stripped) <= set("^~ ") or (
+                    after_exception and _NCCL_REST.match(stripped)):
+                pass  # source lines, carets, an exception message's indented (or NCCL's) rest
             elif EXCEPTION_LINE.match(stripped):
                 exception, exception_at = stripped, line_start
                 # Ray's ``RayTaskError(ValueError): ray::Actor.method() (pid=…)`` heads the

@@ -27,9 +27,13 @@ _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Z0-9]|[=>78])")
 # A paste that lost the ESC bytes leaves ``[36m(WorkerDict pid=7)[0m`` behind.
 # An actor that defines ``__repr__`` is named by it: NeMo-RL's
 # ``(DTensorPolicyWorker[rank=0] pid=9008, ip=10.4.2.13)``, ``(Worker(index=2) pid=8)``.
+# vLLM >= 0.10 names its own processes the same way, so inside a Ray actor a line carries
+# two: ``(Worker pid=16884) (Worker_DP0_TP1_EP1 pid=16884) ``, ``(vLLMHttpServer pid=1)
+# (EngineCore_DP0 pid=2) ``; both together are the process that printed it.
 _RAY_NAME = (r"\((?:[\w.:\[\]=,-]{1,120}(?:\([^()\n]{0,80}\))? )?pid=\d+(?:, ip=[^)]*)?\)"
              r"|\(raylet(?:, ip=[^)]*)?\)")
-PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{0,12}}m)?\s?"
+PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{0,12}}m)?"
+                            rf"(?: (?:{_RAY_NAME}))?\s?"
                             r"|^\[(?:rank|default)\d+\]:\s?")
 
 
