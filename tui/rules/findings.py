@@ -53,21 +53,17 @@ class Finding:
 
     def add_hit(self, step: int | None, value: float | str | None, message: str,
                 reason: str = "") -> None:
-        """Fold one more hit into the group."""
-        if self.first_step is None or (step is not None and step < self.first_step):
-            self.first_step = step
-        if self.last_step is None or (step is not None and step > self.last_step):
-            self.last_step = step
-        self.count += 1
-        self.value = value
-        self.message = message
-        self.reason = reason
+        """Fold one more hit into the group (one with no step counts, without a step)."""
         if step is not None:
-            self.steps.append(step)
+            self.add_hits([step], value, message, reason)
+        else:
+            self.count += 1
+            self.value, self.message, self.reason = value, message, reason
 
-    def add_hits(self, steps: list[int], value: float, message: str, reason: str) -> None:
-        """Fold hits at ``steps`` (ascending, as the engine judges a series) into the group,
-        as ``add_hit`` would one by one; ``value``, ``message`` and ``reason`` are the last's."""
+    def add_hits(self, steps: list[int], value: float | str | None, message: str,
+                 reason: str = "") -> None:
+        """Fold hits at ``steps`` (ascending, as the engine judges a series) into the group;
+        ``value``, ``message`` and ``reason`` are the last's."""
         first, last = min(steps), max(steps)
         self.first_step = first if self.first_step is None else min(self.first_step, first)
         self.last_step = last if self.last_step is None else max(self.last_step, last)

@@ -85,20 +85,36 @@ def spike(values: array[float], i: int, params: dict[str, Any]) -> str | None:
 
 
 def _spike_at(values: array[float], i: int, params: dict[str, Any]) -> str | None:
-    window, ratio = params["window"], params["ratio"]
+    window = params["window"]
     history = [v for v in values[max(0, i - window): i] if math.isfinite(v)]
     value = values[i]
-    if len(history) < max(2, window // 2) or not math.isfinite(value):
+    if len(history) < _enough_history(window) or not math.isfinite(value):
         return None
     middle = median(history)
-    if middle <= 0:
-        return None  # ratios mean nothing around zero or for signed metrics
-    direction = params["direction"]
-    if direction in ("up", "both") and value > ratio * middle and value > params["floor"]:
+    way = _spike_way(value, middle, params)
+    if way == "up":
         return f"{value / middle:.1f}× the recent median {middle:.4g}"
-    if direction in ("down", "both") and value * ratio < middle:
+    if way == "down":
         return f"{middle / value:.1f}× below the recent median {middle:.4g}" if value > 0 else \
             f"fell to {value:.4g} from a recent median of {middle:.4g}"
+    return None
+
+
+def _enough_history(window: int) -> int:
+    """The finite points of the window a median needs before a spike can be told."""
+    return max(2, window // 2)
+
+
+def _spike_way(value: float, middle: float, params: dict[str, Any]) -> str | None:
+    """Whether ``value`` is a spike against the window's median ``middle``: "up", "down" or
+    None (never around a median at or below zero: ratios mean nothing for signed metrics)."""
+    if middle <= 0:
+        return None
+    direction, ratio = params["direction"], params["ratio"]
+    if direction in ("up", "both") and value > ratio * middle and value > params["floor"]:
+        return "up"
+    if direction in ("down", "both") and value * ratio < middle:
+        return "down"
     return None
 
 
@@ -151,14 +167,12 @@ def stuck_suspects(values: array[float], start: int, end: int, params: dict[str,
 
 
 def spike_suspects(values: array[float], start: int, end: int, params: dict[str, Any]) -> Iterator[int]:
-    """The points where ``spike`` holds: ``_spike_at``'s test on a window kept sorted as
+    """The points where ``spike`` holds: ``_spike_way`` on a window kept sorted as
     it slides (not sorted anew at each point), then ``sustain`` such points in a row."""
-    window, ratio, sustain = params["window"], params["ratio"], params["sustain"]
-    floor, direction = params["floor"], params["direction"]
-    up, down = direction in ("up", "both"), direction in ("down", "both")
+    window, sustain = params["window"], params["sustain"]
     first = max(0, start - sustain + 1)
     history = sorted(v for v in values[max(0, first - window):first] if math.isfinite(v))
-    enough = max(2, window // 2)
+    enough = _enough_history(window)
     in_a_row = 0
     for i in range(first, end):
         value = values[i]
@@ -166,8 +180,7 @@ def spike_suspects(values: array[float], start: int, end: int, params: dict[str,
         if len(history) >= enough and math.isfinite(value):
             size = len(history)
             middle = history[size // 2] if size % 2 else (history[size // 2 - 1] + history[size // 2]) / 2
-            hit = middle > 0 and ((up and value > ratio * middle and value > floor)
-                                  or (down and value * ratio < middle))
+            hit = _spike_way(value, middle, params) is not None
         in_a_row = in_a_row + 1 if hit else 0
         if in_a_row >= sustain and i >= start:
             yield i
