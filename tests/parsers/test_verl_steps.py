@@ -58,11 +58,13 @@ def test_unreadable_items_are_counted_and_the_rest_kept():
 
 
 # Pieces of items, plain and odd: whatever a line is made of, it must read as its
-# items read one by one (``parse_items`` reads plain lines a faster way).
-_KEYS = st.text(alphabet="ab/_:-. \t\x1c()٣", max_size=6)
+# items read one by one (``parse_items`` reads plain lines a faster way: as JSON).
+_KEYS = st.text(alphabet='ab/_:-. \t\x1c()٣",\\{}[]', max_size=6)
 _VALUES = st.sampled_from(["0.5", "-1", "1e-3", "1.", ".5", "nan", "-Infinity", "1_0", "True", "",
                            "np.float64(0.25)", "np.int32(2)", "np.float64(1_0)", "np.bool_(True)",
-                           "np.float64(0.1", "٣", "0x1", "1 ", " 2", "3:4"]) | st.text("0123456789.e-+_", max_size=5)
+                           "np.float64(0.1", "٣", "0x1", "1 ", " 2", "3:4",
+                           "NaN", "Infinity", "-0", "00", "+1", "1E5", "1e400", "2,", "3}", '4"', "[5]",
+                           "{}", "true", "null", "np.x(true)", "np.x(NaN)"]) | st.text("0123456789.e-+_", max_size=5)
 
 
 @settings(max_examples=500)
