@@ -52,3 +52,16 @@ async def test_what_was_frozen_goes_back_to_the_collector_when_the_app_ends(tmp_
     # A frozen object is never collected: had the heap stayed frozen, a process running
     # apps one after another (this test suite) would keep every cycle alive at a freeze.
     assert gone() is None
+
+
+async def test_up_to_date_once_the_run_as_read_is_drawn_and_judged(tmp_path):
+    log = copy_run(tmp_path)
+    app = open_app(log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: app.up_to_date, "the run drawn and judged")
+        assert app.findings is not None and not app.engine.behind
+        steps = app.model.step_count
+        with open(log, "ab") as handle:  # one more step: drawn and judged again, soon
+            handle.write(f"step:{app.model.step_index.last_step() + 1} - critic/score/mean:0.5\n".encode())
+        await wait_for(pilot, lambda: app.model.step_count == steps + 1 and app.up_to_date,
+                       "the new step drawn and judged")

@@ -44,8 +44,11 @@ class Feed:
         on_status: Callable[[Status | Reset], None] | None = None,
         clock: Callable[[], float] = time.time,
         pool: ParsePool | None = None,
+        on_caught_up: Callable[[], None] | None = None,
     ) -> None:
-        """``pool``: worker processes for the big batches (a fleet's), else a thread."""
+        """``pool``: worker processes for the big batches (a fleet's), else a thread;
+        ``on_caught_up``: called once, when the log has been read to the end it had (the
+        backfill is in and its failures read)."""
         self.source = source
         self.model = model
         self.scanner = LogScanner()
@@ -53,6 +56,7 @@ class Feed:
         self.on_status = on_status
         self.clock = clock
         self.pool = pool
+        self.on_caught_up = on_caught_up
 
     async def run(self, follow: bool) -> None:
         """Read the log from where the scanner stopped; with ``follow``, never return."""
@@ -71,6 +75,9 @@ class Feed:
             elif isinstance(event, CaughtUp):
                 self._fold(self.scanner.settle())
                 await self._read_failures(follow=True)
+                if self.on_caught_up is not None:
+                    self.on_caught_up()
+                    self.on_caught_up = None
             elif isinstance(event, JobState):
                 self._fold([event.record])
             elif isinstance(event, Reset):

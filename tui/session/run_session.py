@@ -62,6 +62,9 @@ class RunChanged:
     model: bool = False
     accelerators: bool = False
     notice: tuple[str, NoticeLevel] | None = None
+    # The log has been read to the end it had when followed (once a session): a fleet
+    # draws the run's row now rather than at its next round.
+    caught_up: bool = False
 
 
 Listener = Callable[[RunChanged], None]
@@ -246,7 +249,7 @@ class RunSession:
 
     async def _follow_log(self) -> None:
         feed = Feed(self.source, self.model, on_change=self._model_changed, on_status=self._source_event,
-                    pool=self.parse_pool)
+                    pool=self.parse_pool, on_caught_up=self._caught_up)
         await self._until_error(feed.run(follow=True))
 
     async def _follow_logger_files(self) -> None:
@@ -306,6 +309,9 @@ class RunSession:
     def _model_changed(self) -> None:
         self._follow_new_nodes()
         self._tell(RunChanged(model=True))
+
+    def _caught_up(self) -> None:
+        self._tell(RunChanged(model=True, caught_up=True))
 
     def _accelerators_changed(self) -> None:
         self._tell(RunChanged(accelerators=True))

@@ -205,6 +205,13 @@ class RlwatchApp(App[None]):
             delay = max(REDRAW_SECONDS, self._next_redraw_at - time.monotonic())
             self._redraw_timer = self.set_timer(delay, self._redraw)
 
+    @property
+    def up_to_date(self) -> bool:
+        """Whether the screen shows the run as read so far, judged on all of it (nothing
+        waiting to be drawn or judged)."""
+        return (self._redraw_timer is None and not self._drawing and not self._dirty
+                and self._judged_at > 0 and not self.session.engine.behind)
+
     def _judge_soon(self) -> None:
         """The rules again even when no byte arrives: a run that stops writing is exactly
         the one the stalled rule is for."""

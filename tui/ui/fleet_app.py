@@ -20,7 +20,7 @@ from textual.timer import Timer
 from tui.parsers.text import safe_text
 from tui.session.fleet import FleetRun
 from tui.session.run_session import RunChanged
-from tui.ui.app import JUDGE_BUDGET_SECONDS, JUDGE_IDLE_SECONDS, RlwatchApp
+from tui.ui.app import JUDGE_BUDGET_SECONDS, JUDGE_IDLE_SECONDS, REDRAW_BACKOFF, RlwatchApp
 from tui.ui.appearance import Appearance
 from tui.ui.fleet_rows import FleetRow, fleet_line, fleet_row, row_order
 from tui.ui.screens.fleet import FleetScreen
@@ -29,8 +29,12 @@ from tui.ui.screens.fleet import FleetScreen
 # of times a second, and a row that says the same a second later loses nothing.
 ROWS_SECONDS = 1.0
 # Judging the runs that changed takes at most this long per redraw of the rows; the rest
-# are judged at the next.
+# are judged at the next, which comes soon.
 ROWS_JUDGE_BUDGET_SECONDS = 0.1
+# Sooner than that for what the user waits on: a run just read to its end (its row now
+# says what the run is) and runs left to judge. Each redraw then waits REDRAW_BACKOFF times
+# as long as the last one took, so twenty runs loading at once are not slowed by their rows.
+ROWS_SOON_SECONDS = 0.05
 # Actions of the one-run app that need a shown run: off on the fleet screen.
 RUN_ACTIONS = frozenset({"steps", "findings", "report", "processes", "dashboard", "fleet"})
 
@@ -49,12 +53,14 @@ class FleetApp(RlwatchApp):
         self.fleet = FleetScreen()
         self._stale = {id(run) for run in self.runs}  # to judge again before their rows are drawn
         self._rows_timer: Timer | None = None
+        self._rows_due = 0.0  # when the rows timer fires (time.monotonic())
+        self._rows_not_before = 0.0  # the back-off after the last redraw
 
     def start(self) -> None:
         self.push_screen(self.fleet)
         self._watch(self.runs)
         self.set_interval(JUDGE_IDLE_SECONDS, self._judge_all)
-        self._rows_soon()
+        self._rows_soon(ROWS_SOON_SECONDS)  # the runs listed at once, each row "opening"
 
     def _watch(self, runs: list[FleetRun]) -> None:
         for run in runs:
@@ -82,7 +88,7 @@ class FleetApp(RlwatchApp):
         # 2 s would redraw the table every second of an idle fleet for a column of averages.
         if change.model or change.notice is not None or not change.accelerators:
             self._stale.add(id(run))
-            self._rows_soon()
+            self._rows_soon(ROWS_SOON_SECONDS if change.caught_up else None)
 
     def _wake(self) -> None:
         if self.showing_run:
@@ -96,36 +102,51 @@ class FleetApp(RlwatchApp):
         if self.showing_run:
             self._judge_soon()
 
-    def _rows_soon(self) -> None:
-        if self._rows_timer is None:
-            self._rows_timer = self.set_timer(ROWS_SECONDS, self._draw_rows)
+    def _rows_soon(self, delay: float | None = None) -> None:
+        """Redraw the rows in ``delay`` seconds (default ROWS_SECONDS; no sooner than the last
+        redraw's back-off), or when the redraw already due comes, if that is sooner."""
+        due = max(time.monotonic() + (ROWS_SECONDS if delay is None else delay), self._rows_not_before)
+        if self._rows_timer is not None:
+            if self._rows_due <= due:
+                return
+            self._rows_timer.stop()
+        self._rows_due = due
+        self._rows_timer = self.set_timer(max(0.0, due - time.monotonic()), self._draw_rows)
+
+    @property
+    def up_to_date(self) -> bool:
+        """Whether every row was drawn from its run as read so far, judged on all of it."""
+        return self._rows_timer is None and not any(id(run) in self._stale for run in self.runs)
 
     def _draw_rows(self) -> None:
         """Judge the runs that changed (within a budget), then draw every row, worst first."""
         self._rows_timer = None
-        started = now = time.time()
+        started = time.monotonic()
+        now = time.time()
         for run in self.runs:
             session = run.session
             if id(run) in self._stale and session is not None and run.reach == "open":
-                if time.time() - started > ROWS_JUDGE_BUDGET_SECONDS:
-                    self._rows_soon()  # the rest at the next redraw
-                else:
+                if time.monotonic() - started <= ROWS_JUDGE_BUDGET_SECONDS:
                     self._judge_run(run)
             elif id(run) in self._stale:
                 self._stale.discard(id(run))
+        self._stale &= {id(run) for run in self.runs}  # a glob's row, replaced by its runs
         rows = sorted(((run, self._row(run, now)) for run in self.runs),
                       key=lambda pair: row_order(pair[1]))
         self.fleet.show(rows)
         if not self.showing_run:
             self.title = safe_text(f"rlwatch {fleet_line([row for _, row in rows])}")
+        took = time.monotonic() - started
+        self._rows_not_before = time.monotonic() + REDRAW_BACKOFF * took
+        if any(id(run) in self._stale and run.session is not None and run.reach == "open"
+               for run in self.runs):
+            self._rows_soon(ROWS_SOON_SECONDS)  # the rest as soon as the back-off allows
 
     def _judge_run(self, run: FleetRun) -> None:
         session = run.session
         assert session is not None
         session.judge(time.time(), JUDGE_BUDGET_SECONDS)
-        if session.engine.behind:
-            self._rows_soon()  # a big backfill: judged on over the next redraws
-        else:
+        if not session.engine.behind:  # else a big backfill, judged on over the next redraws
             self._stale.discard(id(run))
         if session.new_criticals():
             self.bell()  # one BEL: tmux marks the window, whichever run it was

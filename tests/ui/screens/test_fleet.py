@@ -306,3 +306,37 @@ async def test_a_slurm_job_on_a_login_node_that_is_down_says_so_on_its_row(tmp_p
             assert "dead: cannot connect" in column(app, "worst finding")[0]
     finally:
         await closed(app, pool)
+
+
+@pytest.mark.skipif(find_sshd() is None, reason="OpenSSH's sshd is not installed")
+async def test_a_run_read_to_its_end_gets_its_row_then_not_at_the_next_round(tmp_path, monkeypatch):
+    # Rows are redrawn once a second for a growing log; a run just read to its end is what
+    # the user waits on (twenty runs opening), so its row comes at once. With the round a
+    # minute long, only that can draw these runs: over SSH they are read well after the
+    # screen's first rows.
+    monkeypatch.setattr("tui.ui.fleet_app.ROWS_SECONDS", 60.0)
+    monkeypatch.setattr("tui.ui.fleet_app.JUDGE_IDLE_SECONDS", 60.0)  # nor the idle round
+    home = ClientHome(tmp_path / "home")
+    box = Sshd(tmp_path / "box", [home.public_key]).start()
+    try:
+        home.add_host("gpu", box.port)
+        home.trust(box.known_hosts_line())
+        monkeypatch.setenv("HOME", str(home.path))
+        monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+        runs = fleet_folder(tmp_path)
+        app, pool = await fleet_app([f"gpu:{runs}/crashed", f"gpu:{runs}/finished"])
+        try:
+            async with app.run_test(size=(120, 30)) as pilot:
+                await wait_for(pilot, lambda: app.up_to_date
+                               and column(app, "state") == ["crashed", "finished"], "both rows judged", 15)
+                assert column(app, "step") == ["4", "3/3"]
+                assert column(app, "worst finding")[0].startswith("crash: torch.OutOfMemoryError")
+                # A change after that waits for the next round, and the rows say they are
+                # not up to date until then.
+                with open(runs / "finished" / "train.log", "ab") as handle:
+                    handle.write(step_lines(4)[-1])
+                await wait_for(pilot, lambda: not app.up_to_date, "the change noticed", 15)
+        finally:
+            await closed(app, pool)
+    finally:
+        box.stop()
