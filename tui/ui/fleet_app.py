@@ -32,8 +32,10 @@ ROWS_SECONDS = 1.0
 # are judged at the next, which comes soon.
 ROWS_JUDGE_BUDGET_SECONDS = 0.1
 # Sooner than that for what the user waits on: a run just read to its end (its row now
-# says what the run is) and runs left to judge. Each redraw then waits REDRAW_BACKOFF times
-# as long as the last one took, so twenty runs loading at once are not slowed by their rows.
+# says what the run is) and runs left to judge. While runs are still being read, each
+# redraw then waits REDRAW_BACKOFF times as long as the last one took, so twenty runs
+# loading at once are not slowed by their rows; once all are in, the rest are judged and
+# drawn back to back.
 ROWS_SOON_SECONDS = 0.05
 # Actions of the one-run app that need a shown run: off on the fleet screen.
 RUN_ACTIONS = frozenset({"steps", "findings", "report", "processes", "dashboard", "fleet"})
@@ -55,6 +57,7 @@ class FleetApp(RlwatchApp):
         self._rows_timer: Timer | None = None
         self._rows_due = 0.0  # when the rows timer fires (time.monotonic())
         self._rows_not_before = 0.0  # the back-off after the last redraw
+        self._read: set[int] = set()  # the runs read to the end they had (``RunChanged.caught_up``)
 
     def start(self) -> None:
         self.push_screen(self.fleet)
@@ -86,6 +89,8 @@ class FleetApp(RlwatchApp):
                 self._wake()
         # A reading alone waits for the next round (JUDGE_IDLE_SECONDS): five hosts read every
         # 2 s would redraw the table every second of an idle fleet for a column of averages.
+        if change.caught_up:
+            self._read.add(id(run))
         if change.model or change.notice is not None or not change.accelerators:
             self._stale.add(id(run))
             self._rows_soon(ROWS_SOON_SECONDS if change.caught_up else None)
@@ -136,8 +141,8 @@ class FleetApp(RlwatchApp):
         self.fleet.show(rows)
         if not self.showing_run:
             self.title = safe_text(f"rlwatch {fleet_line([row for _, row in rows])}")
-        took = time.monotonic() - started
-        self._rows_not_before = time.monotonic() + REDRAW_BACKOFF * took
+        loading = any(run.reach == "open" and id(run) not in self._read for run in self.runs)
+        self._rows_not_before = time.monotonic() + REDRAW_BACKOFF * (time.monotonic() - started) * loading
         if any(id(run) in self._stale and run.session is not None and run.reach == "open"
                for run in self.runs):
             self._rows_soon(ROWS_SOON_SECONDS)  # the rest as soon as the back-off allows

@@ -330,7 +330,7 @@ async def test_a_run_read_to_its_end_gets_its_row_then_not_at_the_next_round(tmp
                 await wait_for(pilot, lambda: app.up_to_date
                                and column(app, "state") == ["crashed", "finished"], "both rows judged", 15)
                 assert column(app, "step") == ["4", "3/3"]
-                assert column(app, "worst finding")[0].startswith("crash: torch.OutOfMemoryError")
+                assert column(app, "worst finding")[0].startswith("crash: ")
                 # A change after that waits for the next round, and the rows say they are
                 # not up to date until then.
                 with open(runs / "finished" / "train.log", "ab") as handle:
