@@ -151,8 +151,8 @@ class RuleEngine:
             hits = [(i, reason) for i in suspects(values, start, min(start + _JUDGED_AT_ONCE, end),
                                                   rule.params)
                     if (reason := check(values, i, rule.params)) is not None
-                    and all(_companions_agree(companions, steps[j])
-                            for j in range(max(0, i + 1 - span), i + 1))]
+                    and (not companions or all(_companions_agree(companions, steps[j])
+                                               for j in range(max(0, i + 1 - span), i + 1)))]
             if hits:
                 last, reason = hits[-1]
                 if progress.finding is None:
