@@ -91,6 +91,8 @@ class FleetApp(RlwatchApp):
         # 2 s would redraw the table every second of an idle fleet for a column of averages.
         if change.caught_up:
             self._read.add(id(run))
+            if not self._loading():
+                self._rows_not_before = 0.0  # the last run in: its row and the rest's now
         if change.model or change.notice is not None or not change.accelerators:
             self._stale.add(id(run))
             self._rows_soon(ROWS_SOON_SECONDS if change.caught_up else None)
@@ -141,11 +143,15 @@ class FleetApp(RlwatchApp):
         self.fleet.show(rows)
         if not self.showing_run:
             self.title = safe_text(f"rlwatch {fleet_line([row for _, row in rows])}")
-        loading = any(run.reach == "open" and id(run) not in self._read for run in self.runs)
-        self._rows_not_before = time.monotonic() + REDRAW_BACKOFF * (time.monotonic() - started) * loading
+        took = time.monotonic() - started
+        self._rows_not_before = time.monotonic() + REDRAW_BACKOFF * took * self._loading()
         if any(id(run) in self._stale and run.session is not None and run.reach == "open"
                for run in self.runs):
             self._rows_soon(ROWS_SOON_SECONDS)  # the rest as soon as the back-off allows
+
+    def _loading(self) -> bool:
+        """Whether a run that is open has not yet been read to its end."""
+        return any(run.reach == "open" and id(run) not in self._read for run in self.runs)
 
     def _judge_run(self, run: FleetRun) -> None:
         session = run.session
