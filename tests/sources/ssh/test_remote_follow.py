@@ -145,3 +145,29 @@ async def test_caught_up_only_once_the_bytes_there_when_following_began_have_com
         assert await asyncio.wait_for(bytes_before_caught_up(), 20) == log.stat().st_size
     finally:
         await source.close()
+
+
+async def test_caught_up_at_once_when_the_bytes_there_when_following_began_have_come(client_home, tmp_path,
+                                                                                     monkeypatch):
+    """The first catch-up needs no quiet moment once every byte the log held has come: a
+    fleet's rows and a crash's exception line wait on it. With the quiet moment a minute long,
+    only that can say caught up here."""
+    monkeypatch.setattr("tui.sources.ssh.remote_log._QUIET_S", 60.0)
+    log = tmp_path / "grpo.log"
+    write(log, 1, 3)
+    source = RemoteLog(RemoteTarget("gpu", str(log)))
+    await source.connect()
+
+    async def bytes_before_caught_up() -> int:
+        received = 0
+        async for event in source.stream(0, follow=True):
+            if isinstance(event, Data):
+                received += len(event.data)
+            elif isinstance(event, CaughtUp):
+                return received
+        raise AssertionError("the follower ended")
+
+    try:
+        assert await asyncio.wait_for(bytes_before_caught_up(), 20) == log.stat().st_size
+    finally:
+        await source.close()

@@ -52,6 +52,9 @@ Process = asyncssh.SSHClientProcess[bytes]
 
 _CHUNK = 1 << 20
 _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+# A follower whose log's size is unknown, or which has caught up once, is caught up again
+# when no byte has come for this long (a burst of new lines is not settled halfway).
+_QUIET_S = 0.3
 # What GNU tail -F says on stderr when the file shrank under it.
 _RESTARTED = "file truncated"
 
@@ -413,7 +416,7 @@ class RemoteLog:
             _after(self._answers.read(), process.stderr.readline) if handoff is not None
             else process.stderr.readline())
         data_task: asyncio.Future | None = None
-        caught_up = False
+        caught_up = ever_caught_up = False
         try:
             # Printed before tail starts: the bytes below its size were written by its mtime.
             clock = (handoff.clock if handoff is not None
@@ -427,7 +430,15 @@ class RemoteLog:
             while True:
                 data_task = asyncio.create_task(process.stdout.read(_CHUNK))
                 while True:
-                    done, _ = await asyncio.wait({data_task, errors}, timeout=0.3,
+                    # Every byte the log held when tail started has come: caught up the
+                    # first time at once, not after the quiet moment (below) that keeps a
+                    # burst of new lines from being settled halfway. A fleet's rows and a
+                    # crash's exception line wait on this.
+                    if not ever_caught_up and clock is not None and clock.size is not None \
+                            and offset >= clock.size:
+                        caught_up = ever_caught_up = True
+                        yield CaughtUp()
+                    done, _ = await asyncio.wait({data_task, errors}, timeout=_QUIET_S,
                                                  return_when=asyncio.FIRST_COMPLETED)
                     if errors in done:
                         message = errors.result().decode(errors="replace")
@@ -445,7 +456,7 @@ class RemoteLog:
                     # quiet then means late, not done.
                     if not done and not caught_up and (clock is None or clock.size is None
                                                        or offset >= clock.size):
-                        caught_up = True
+                        caught_up = ever_caught_up = True
                         yield CaughtUp()
                 data = data_task.result()
                 if not data:
