@@ -89,13 +89,25 @@ class FleetApp(RlwatchApp):
                 self._wake()
         # A reading alone waits for the next round (JUDGE_IDLE_SECONDS): five hosts read every
         # 2 s would redraw the table every second of an idle fleet for a column of averages.
-        if change.caught_up:
-            self._read.add(id(run))
-            if not self._loading():
-                self._rows_not_before = 0.0  # the last run in: its row and the rest's now
         if change.model or change.notice is not None or not change.accelerators:
             self._stale.add(id(run))
-            self._rows_soon(ROWS_SOON_SECONDS if change.caught_up else None)
+            if change.caught_up:
+                self._caught_up(run)
+            else:
+                self._rows_soon()
+
+    def _caught_up(self, run: FleetRun) -> None:
+        """``run`` has been read to its end: judge it now, while the others still load (its
+        share of the judging is then not left for after the last of them), and draw its row
+        soon; the last run in clears the back-off, its row and any left to judge drawn now."""
+        self._read.add(id(run))
+        if run.session is not None and run.reach == "open":
+            self._judge_run(run)
+        if self._loading():
+            self._rows_soon(ROWS_SOON_SECONDS)
+        else:
+            self._rows_not_before = 0.0
+            self._rows_soon(0.0)
 
     def _wake(self) -> None:
         if self.showing_run:
@@ -118,7 +130,7 @@ class FleetApp(RlwatchApp):
                 return
             self._rows_timer.stop()
         self._rows_due = due
-        self._rows_timer = self.set_timer(max(0.0, due - time.monotonic()), self._draw_rows)
+        self._rows_timer = self.set_timer(max(0.001, due - time.monotonic()), self._draw_rows)  # (0: Textual divides by it)
 
     @property
     def up_to_date(self) -> bool:
