@@ -58,7 +58,7 @@ async def test_up_to_date_once_the_run_as_read_is_drawn_and_judged(tmp_path):
     log = copy_run(tmp_path)
     app = open_app(log)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.up_to_date, "the run drawn and judged")
+        await wait_for(pilot, lambda: app.model.step_count and app.up_to_date, "the run drawn and judged")
         assert app.findings is not None and not app.engine.behind
         steps = app.model.step_count
         with open(log, "ab") as handle:  # one more step: drawn and judged again, soon

@@ -24,6 +24,17 @@ def write(path, first: int, last: int) -> None:
             handle.write(f"reward chatter for step {step}\n" + LINE.format(step, step % 10))
 
 
+async def bytes_before_caught_up(source: RemoteLog) -> int:
+    """The bytes a follower from byte 0 delivers before it says it has caught up."""
+    received = 0
+    async for event in source.stream(0, follow=True):
+        if isinstance(event, Data):
+            received += len(event.data)
+        elif isinstance(event, CaughtUp):
+            return received
+    raise AssertionError("the follower ended")
+
+
 async def test_appended_lines_arrive_within_a_second_and_no_tail_is_left(client_home, tmp_path):
     log = tmp_path / "grpo.log"
     write(log, 1, 5)
@@ -132,17 +143,8 @@ async def test_caught_up_only_once_the_bytes_there_when_following_began_have_com
     source = RemoteLog(RemoteTarget(slow, str(log)))  # no prefilter: it follows from byte 0
     await source.connect()
 
-    async def bytes_before_caught_up() -> int:
-        received = 0
-        async for event in source.stream(0, follow=True):
-            if isinstance(event, Data):
-                received += len(event.data)
-            elif isinstance(event, CaughtUp):
-                return received
-        raise AssertionError("the follower ended")
-
     try:
-        assert await asyncio.wait_for(bytes_before_caught_up(), 20) == log.stat().st_size
+        assert await asyncio.wait_for(bytes_before_caught_up(source), 20) == log.stat().st_size
     finally:
         await source.close()
 
@@ -158,16 +160,7 @@ async def test_caught_up_at_once_when_the_bytes_there_when_following_began_have_
     source = RemoteLog(RemoteTarget("gpu", str(log)))
     await source.connect()
 
-    async def bytes_before_caught_up() -> int:
-        received = 0
-        async for event in source.stream(0, follow=True):
-            if isinstance(event, Data):
-                received += len(event.data)
-            elif isinstance(event, CaughtUp):
-                return received
-        raise AssertionError("the follower ended")
-
     try:
-        assert await asyncio.wait_for(bytes_before_caught_up(), 20) == log.stat().st_size
+        assert await asyncio.wait_for(bytes_before_caught_up(source), 20) == log.stat().st_size
     finally:
         await source.close()
