@@ -58,10 +58,6 @@ LIMITS = {
         "its exception line",
     "vllm17242_ray_prefixed_native_backtrace_frames_segfault.log":
         "the excerpt holds only native backtrace frames, cut before the segfault's header",
-    "swift_grpo_logging_steps3.log":
-        "ms-swift's end dict says 'global_step/max_steps': '10/10' past the last metric dict (step "
-        "9, logging_steps 3): rlwatch's last step is its last metric row, and a row with no "
-        "metric is not kept (open: the end dict's step as the last step)",
     "grpo_callback_sys_exit.log":
         "the script's own 'aborting' line and sys.exit(1): SystemExit prints nothing, so only "
         "the script's words say the run ended",
