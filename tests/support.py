@@ -516,9 +516,11 @@ async def worst_sample_of_step_2(pilot, app: RlwatchApp) -> str:
     """Steps → g 2 → the detail's Dumps tab (``write_dumps``' samples) → end: the reader's text."""
     await wait_for(pilot, lambda: app.model.step_count == 4, "4 steps")
     dumps = await open_dumps(pilot, app, 2, 2)
-    summary = text_of(dumps.query_one("#dump-summary"))
-    assert "validation  1 samples" in summary and "rollout  4 samples" in summary
-    assert "above 0: 75%" in summary  # three of the four rollouts scored
+    # The summary is drawn at its new height once laid out again, a frame after the files are
+    # read (on a loaded machine the frame came after the first look).
+    await wait_for(pilot, lambda: "validation  1 samples" in text_of(dumps.query_one("#dump-summary"))
+                   and "rollout  4 samples" in text_of(dumps.query_one("#dump-summary")), "the summary")
+    assert "above 0: 75%" in text_of(dumps.query_one("#dump-summary"))  # three of four scored
     reader = dumps.query_one(SampleCard)
     assert "val question" in text_of(reader)  # validation first, best first
     await pilot.press("end")  # the worst rollout
