@@ -46,7 +46,7 @@ def test_a_crash_reads_in_two_keys_and_each_screen_names_itself(tmp_path, size):
         tmux.keys("f")
         poll(on_screen(tmux, "Findings", "crash"), 10, "the findings")
         tmux.keys("Enter")
-        screen = poll(on_screen(tmux, "after step 40", "▶ torch.OutOfMemoryError"), 10,
+        screen = poll(on_screen(tmux, "after step 40", "▶ torch.OutOfMemoryError"), 20,
                       "the traceback at its offset")
         assert screen.splitlines()[0].lstrip().startswith("✖ CRIT crash")
         tmux.keys("o")  # the step it followed
