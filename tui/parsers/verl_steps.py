@@ -22,6 +22,8 @@ _SEPARATOR = " - "
 _WRAPPED_VALUE = re.compile(r"(?<=:)np\.\w+\(([^()\s:]*)\)(?= - |\Z)")
 # A plain line read as JSON (``_plain_items``): whole numbers as floats, like the rest.
 _decode = json.JSONDecoder(parse_int=float).decode
+
+
 def find_step(segment: str) -> tuple[int, int] | None:
     """Return (step number, index where the items start) if ``segment`` holds a step line."""
     if "step:" not in segment:

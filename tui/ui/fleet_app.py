@@ -76,11 +76,15 @@ class FleetApp(RlwatchApp):
         return getattr(self, "dashboard", None) in self.screen_stack
 
     def _fleet_changed(self, run: FleetRun, change: RunChanged) -> None:
-        if run.replaced_by is not None and run in self.runs:  # a glob's box answered at last
-            at = self.runs.index(run)
-            self.runs[at:at + 1] = run.replaced_by
-            self._stale.update(id(new) for new in run.replaced_by)
-            self._watch(run.replaced_by)
+        if run.replaced_by is not None:  # a glob's box answered at last: its row is its runs now
+            if run in self.runs:
+                at = self.runs.index(run)
+                self.runs[at:at + 1] = run.replaced_by
+                self._stale.discard(id(run))
+                self._stale.update(id(new) for new in run.replaced_by)
+                self._watch(run.replaced_by)
+                self._rows_soon()
+            return
         if self.showing_run and run.session is not None:
             if run.session is self.session:
                 self._run_changed(change)
@@ -101,7 +105,7 @@ class FleetApp(RlwatchApp):
         share of the judging is then not left for after the last of them), and draw its row
         soon; the last run in clears the back-off, its row and any left to judge drawn now."""
         self._read.add(id(run))
-        if run.session is not None and run.reach == "open":
+        if _open(run):
             self._judge_run(run)
         if self._loading():
             self._rows_soon(ROWS_SOON_SECONDS)
@@ -135,7 +139,7 @@ class FleetApp(RlwatchApp):
     @property
     def up_to_date(self) -> bool:
         """Whether every row was drawn from its run as read so far, judged on all of it."""
-        return self._rows_timer is None and not any(id(run) in self._stale for run in self.runs)
+        return self._rows_timer is None and not self._stale
 
     def _draw_rows(self) -> None:
         """Judge the runs that changed (within a budget), then draw every row, worst first."""
@@ -143,13 +147,11 @@ class FleetApp(RlwatchApp):
         started = time.monotonic()
         now = time.time()
         for run in self.runs:
-            session = run.session
-            if id(run) in self._stale and session is not None and run.reach == "open":
+            if id(run) in self._stale and _open(run):
                 if time.monotonic() - started <= ROWS_JUDGE_BUDGET_SECONDS:
                     self._judge_run(run)
             elif id(run) in self._stale:
                 self._stale.discard(id(run))
-        self._stale &= {id(run) for run in self.runs}  # a glob's row, replaced by its runs
         rows = sorted(((run, self._row(run, now)) for run in self.runs),
                       key=lambda pair: row_order(pair[1]))
         self.fleet.show(rows)
@@ -157,13 +159,12 @@ class FleetApp(RlwatchApp):
             self.title = safe_text(f"rlwatch {fleet_line([row for _, row in rows])}")
         took = time.monotonic() - started
         self._rows_not_before = time.monotonic() + REDRAW_BACKOFF * took * self._loading()
-        if any(id(run) in self._stale and run.session is not None and run.reach == "open"
-               for run in self.runs):
+        if any(id(run) in self._stale and _open(run) for run in self.runs):
             self._rows_soon(ROWS_SOON_SECONDS)  # the rest as soon as the back-off allows
 
     def _loading(self) -> bool:
         """Whether a run that is open has not yet been read to its end."""
-        return any(run.reach == "open" and id(run) not in self._read for run in self.runs)
+        return any(_open(run) and id(run) not in self._read for run in self.runs)
 
     def _judge_run(self, run: FleetRun) -> None:
         session = run.session
@@ -207,3 +208,8 @@ class FleetApp(RlwatchApp):
         if action in RUN_ACTIONS and not self.showing_run:
             return False
         return super().check_action(action, parameters)
+
+
+def _open(run: FleetRun) -> bool:
+    """Whether ``run`` is being read (a session, its source open): one to judge and to wait on."""
+    return run.session is not None and run.reach == "open"
