@@ -9,6 +9,7 @@ metric, not a step line.
 from __future__ import annotations
 
 import json
+import json.scanner
 import re
 
 from tui.parsers.values import parse_value
@@ -20,8 +21,10 @@ _SEPARATOR = " - "
 # A numpy-wrapped value (``:np.float64(0.5)`` up to the next separator), for
 # ``_plain_items`` to unwrap; the inner text has no colon, space or parenthesis.
 _WRAPPED_VALUE = re.compile(r"(?<=:)np\.\w+\(([^()\s:]*)\)(?= - |\Z)")
-# A plain line read as JSON (``_plain_items``): whole numbers as floats, like the rest.
-_decode = json.JSONDecoder(parse_int=float).decode
+# A plain line read as JSON (``_plain_items``): whole numbers as floats, like the rest. The
+# decoder's scanner itself, (text, start) → (value, end): ``JSONDecoder.decode`` wraps it in
+# two regex matches for the whitespace around the value, a tenth of a line's reading.
+_scan_json = json.scanner.make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]  # typeshed: its context typed as the scanner
 
 
 def find_step(segment: str) -> tuple[int, int] | None:
@@ -91,7 +94,9 @@ def _plain_items(text: str) -> dict[str, float] | None:
       costs the slower way), nor an escape; an empty one is refused;
     * one item a colon: a colon more or less anywhere breaks the JSON, so the
       colons count the items, and a repeated key (fewer keys than colons) is
-      left to the item-by-item reading, which counts its unreadable values.
+      left to the item-by-item reading, which counts its unreadable values;
+    * the end: a ``}`` in a value closes the object early, and a line that
+      does not end where the object does is refused.
     """
     if not text.isascii():
         return None
@@ -103,11 +108,13 @@ def _plain_items(text: str) -> dict[str, float] | None:
     body = text.replace(_SEPARATOR, ',"')
     if " " in body:
         return None
+    whole = '{"' + body.replace(":", '":') + "}"
     try:
-        metrics: dict[str, float] = _decode('{"' + body.replace(":", '":') + "}")
-    except ValueError:
+        metrics: dict[str, float]
+        metrics, end = _scan_json(whole, 0)
+    except (ValueError, StopIteration):
         return None
-    if (len(metrics) != text.count(":") or "" in metrics
+    if (end != len(whole) or len(metrics) != text.count(":") or "" in metrics
             or not all(map(float.__instancecheck__, metrics.values()))):
         return None
     return metrics

@@ -33,10 +33,16 @@ ROWS_SECONDS = 1.0
 ROWS_JUDGE_BUDGET_SECONDS = 0.1
 # Sooner than that for what the user waits on: a run just read to its end (its row now
 # says what the run is) and runs left to judge. While runs are still being read, each
-# redraw then waits REDRAW_BACKOFF times as long as the last one took, so twenty runs
-# loading at once are not slowed by their rows; once all are in, the rest are judged and
-# drawn back to back.
+# redraw then waits ROWS_LOADING_SECONDS, or REDRAW_BACKOFF times as long as the last one
+# took if that is longer, so twenty runs loading at once are not slowed by their rows; once
+# all are in, the rest are judged and drawn back to back.
 ROWS_SOON_SECONDS = 0.05
+# A redraw's own time undercounts it: the table it changes is rendered after it, all of it
+# (DataTable drops every cached cell at any change), ~10 ms for twenty rows. Drawn at every
+# run read (session 10: 16 redraws in a 20-run opening), those renders were a quarter of
+# the event loop's time, which the loading runs wait on; four a second still show the rows
+# filling in.
+ROWS_LOADING_SECONDS = 0.25
 # Actions of the one-run app that need a shown run: off on the fleet screen.
 RUN_ACTIONS = frozenset({"steps", "findings", "report", "processes", "dashboard", "fleet"})
 
@@ -158,7 +164,8 @@ class FleetApp(RlwatchApp):
         if not self.showing_run:
             self.title = safe_text(f"rlwatch {fleet_line([row for _, row in rows])}")
         took = time.monotonic() - started
-        self._rows_not_before = time.monotonic() + REDRAW_BACKOFF * took * self._loading()
+        self._rows_not_before = (time.monotonic() + max(ROWS_LOADING_SECONDS, REDRAW_BACKOFF * took)
+                                 if self._loading() else 0.0)
         if any(id(run) in self._stale and _open(run) for run in self.runs):
             self._rows_soon(ROWS_SOON_SECONDS)  # the rest as soon as the back-off allows
 
