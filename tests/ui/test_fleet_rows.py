@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.support import NOW, model_of
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import load_rules
-from tui.ui.fleet_rows import RowState, age, fleet_line, fleet_row, row_state, worst_first
+from tui.ui.fleet_rows import VALUE_WIDTH, RowState, age, fleet_line, fleet_row, row_state, worst_first
 
 
 def judged(prefix: str, written_at: float = NOW):
@@ -28,6 +28,12 @@ def test_a_row_says_the_run_in_cells_and_the_host_trouble_in_place_of_the_findin
     down = fleet_row("cola", "gpu1", model, findings, None, "gpu1: cannot connect: refused", True, NOW)
     assert down.state == RowState.UNREACHABLE and down.worst == "gpu1: cannot connect: refused"
     assert down.step == row.step  # what was read stays shown
+
+
+def test_number_cells_fit_their_columns_in_fewer_digits_rather_than_cut():
+    model, findings = judged("001")  # a real run whose train reward ends at -0.01828
+    row = fleet_row("cola", "gpu1", model, findings, None, None, True, NOW)
+    assert row.reward == "-0.0183" and len(row.reward) <= VALUE_WIDTH
 
 
 def test_rows_sort_worst_first_then_by_name():

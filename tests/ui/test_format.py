@@ -16,6 +16,14 @@ def test_format_number(value, text):
     assert format_number(value) == text
 
 
+@pytest.mark.parametrize(("value", "width", "text"), [
+    (-0.01834, 7, "-0.0183"), (0.981, 7, "0.981"), (-1.234e-05, 7, "-1e-05"),
+    (-1.234e-05, 8, "-1.2e-05"), (-176548.125, 6, "-177k"), (float("-inf"), 3, "-inf"),
+])
+def test_format_number_fits_a_width_with_fewer_digits(value, width, text):
+    assert format_number(value, width) == text
+
+
 @pytest.mark.parametrize(("delta", "text"), [
     (0.012, "+0.012"), (-2.75, "-2.75"), (0.0, "±0"), (float("nan"), "nan"), (15000.0, "+15k"),
 ])

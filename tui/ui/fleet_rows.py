@@ -24,6 +24,12 @@ from tui.ui.format import format_duration, format_number
 from tui.ui.health import STATE_MARK, worst_finding
 
 
+# The widths of the number cells (the fleet screen's columns): a value is cut to fewer digits
+# to fit rather than ellipsised (``-0.0183``, not ``-0.018…``).
+VALUE_WIDTH = 7  # train reward, validation
+RATE_WIDTH = 6  # seconds per step
+
+
 class RowState(str, Enum):
     """A row's state, worst first: the order the fleet sorts by."""
 
@@ -95,7 +101,7 @@ def fleet_row(name: str, host: str, model: RunModel | None, findings: list[Findi
     worst = worst_finding(findings)
     return FleetRow(
         name, host, state, step,
-        _number(model.sec_per_it), _duration(model.eta_s),
+        _number(model.sec_per_it, RATE_WIDTH), _duration(model.eta_s),
         "-" if last_at is None else age(now - last_at),
         _last(model, TRAIN_REWARD), _last(model, VALIDATION),
         problem or ("" if worst is None else _finding_words(worst)),
@@ -119,8 +125,8 @@ def _finding_words(finding: Finding) -> str:
     return f"{finding.rule}: {finding.message}" if finding.message else finding.rule
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None or not math.isfinite(value) else format_number(value)
+def _number(value: float | None, width: int) -> str:
+    return "-" if value is None or not math.isfinite(value) else format_number(value, width)
 
 
 def _duration(value: float | None) -> str:
@@ -130,7 +136,7 @@ def _duration(value: float | None) -> str:
 def _last(model: RunModel, concept: Concept) -> str:
     series, _ = model.series_for(concept)
     last = series.last() if series is not None else None
-    return "-" if last is None else format_number(last[1])
+    return "-" if last is None else format_number(last[1], VALUE_WIDTH)
 
 
 def _use(accelerators: AcceleratorHistory | None) -> str:

@@ -13,17 +13,22 @@ import math
 _SI = ((1e12, 1e12, "T"), (1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k"))
 
 
-def format_number(value: float) -> str:
-    """A metric value in at most about seven characters: ``0.981``, ``134.2``, ``176.5k``."""
+def format_number(value: float, width: int | None = None) -> str:
+    """A metric value in at most about seven characters: ``0.981``, ``134.2``, ``176.5k``.
+    With ``width``, in fewer significant digits until it fits (a fleet row's cells:
+    ``-0.01834`` → ``-0.0183``), never fewer than one."""
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     magnitude = abs(value)
-    for threshold, divisor, suffix in _SI:
-        if magnitude >= threshold:
-            return f"{value / divisor:.4g}{suffix}"
-    return f"{value:.4g}"
+    divisor, suffix = next(((divisor, suffix) for threshold, divisor, suffix in _SI
+                            if magnitude >= threshold), (1.0, ""))
+    for digits in range(4, 0, -1):
+        text = f"{value / divisor:.{digits}g}{suffix}"
+        if width is None or len(text) <= width:
+            break
+    return text
 
 
 def format_delta(delta: float) -> str:

@@ -22,7 +22,7 @@ from textual.widgets import DataTable
 
 from tui.parsers.text import safe_text
 from tui.session.fleet import FleetRun
-from tui.ui.fleet_rows import FleetRow, RowState, fleet_line
+from tui.ui.fleet_rows import RATE_WIDTH, VALUE_WIDTH, FleetRow, RowState, fleet_line
 from tui.ui.messages import CompareRuns
 from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.title_bar import TitleBar
@@ -47,11 +47,11 @@ COLUMNS = (
     Column("run", "name", 16),
     Column("host", "host", 10, drop=3),
     Column("step", "step", 9),
-    Column("s/it", "sec_per_it", 6, drop=6),
+    Column("s/it", "sec_per_it", RATE_WIDTH, drop=6),
     Column("ETA", "eta", 6, drop=5),
     Column("last", "since", 6, drop=1),
-    Column("reward", "reward", 7),
-    Column("val", "val", 7, drop=2),
+    Column("reward", "reward", VALUE_WIDTH),
+    Column("val", "val", VALUE_WIDTH, drop=2),
     Column("GPU", "accelerators", 8, drop=4),
     Column("worst finding", "worst", WORST_MIN_WIDTH),
 )
