@@ -214,7 +214,7 @@ class HfTrainerLines:
         if step is not None:
             return self._numbering.explicit(record) + records
         if is_train:
-            return self._numbering.train(record) + records
+            return self._numbering.train(record, self._redraws.stale) + records
         return self._numbering.evaluation(record) + records
 
     def _explicit_step(self, metrics: dict[str, float],
@@ -282,6 +282,12 @@ class _Numbering:
     A burst is therefore held until the bar moves on, and its dicts are matched to
     the marks from its end; those left over are the steps just before the first
     mark, at the marks' own spacing.
+
+    Unbuffered, a fast bar (faster than tqdm's 0.1 s ``mininterval``) is not redrawn
+    between two writes: the bar before a dict's clear is the previous write's mark
+    (or the bar's first draw at 0), a step behind by ``logging_steps``. Such a dict
+    is held for its own mark, drawn right after it (LLaMA-Factory at
+    ``logging_steps=3``: 3, 6, 9 behind 0/10, 3/10, 6/10).
     """
 
     def __init__(self) -> None:
@@ -296,6 +302,8 @@ class _Numbering:
         self._marks_after_burst = 0
         # The first dict (and evaluation dicts after it) until the mode is known.
         self._pending: list[tuple[StepRecord, bool, int | None]] = []
+        # The held train dict came behind a stale bar: its step is the redraw after it.
+        self._awaits_mark = False
 
     def has_bar(self) -> bool:
         return self._bar_n is not None
@@ -323,16 +331,21 @@ class _Numbering:
         self._note(record.step)
         return [record]
 
-    def train(self, record: StepRecord) -> list[Record]:
+    def train(self, record: StepRecord, stale: bool) -> list[Record]:
+        """A train dict; ``stale`` when the last bar drawn before it is the redraw after the
+        previous write (the bar did not tick since: a fast bar's refresh waits for tqdm's
+        mininterval), so that count is an earlier logging step's, not this dict's."""
         released: list[Record] = []
         if self._pending and self.mode is None:
             # Two dicts and no tick between: a burst; a tick between: the bar's count.
             self.mode = "written" if self._ticks == self._ticks_at_dict else "bar"
         if self._pending and (self.mode == "bar" or len(self._pending) >= _MAX_WRITES):
             released = self._release()
-        if self.mode != "bar" and self._bar_n is not None:
-            # The first dict until the layout is known; in a burst, the burst until the bar moves.
+        if (self.mode != "bar" or stale) and self._bar_n is not None:
+            # The first dict until the layout is known; in a burst, the burst until the bar moves;
+            # a dict behind a stale bar until its own redraw (the mark tqdm.write draws after it).
             self._pending.append((record, True, self._bar_n))
+            self._awaits_mark = stale
             self._ticks_at_dict = self._ticks
             self._marks_after_burst = 0
             return released
@@ -365,14 +378,25 @@ class _Numbering:
         # burst as it would have been numbered when its last dict came.
         later = [self._writes.pop() for _ in range(min(self._marks_after_burst, len(self._writes)))
                  if self.mode == "written"]
+        own = self._own_mark() if self._awaits_mark and len(trains) == 1 else None
+        self._awaits_mark = False
         for record, is_train, bar_n in pending:
             if is_train:
-                step = before.pop(0) if before else self._next(bar_n, fresh=True)
+                step = before.pop(0) if before else own or self._next(bar_n, fresh=True)
             else:
                 step = self._last if self._last is not None else 0
             out.append(self._numbered(record, step))
         self._writes.extend(reversed(later))
         return out
+
+    def _own_mark(self) -> int | None:
+        """Unbuffered, the count tqdm.write redrew the bar at right after the held dict: the
+        step it was written at (a fast bar's count before the dict may be an earlier step's)."""
+        after = min(self._marks_after_burst, len(self._writes))
+        if self.mode != "bar" or not after:
+            return None
+        mark = self._writes[len(self._writes) - after]
+        return mark if mark >= (self._last or 0) + 1 else None
 
     def _before_marks(self, dicts: int, bar_n: int | None) -> list[int]:
         """Steps of the dicts of a held burst written before the first mark still waiting
@@ -433,6 +457,15 @@ class ClearedRedraws:
 
     def __init__(self) -> None:
         self._open = False  # a clear seen, its redraw not yet
+        # The last bar drawn was the run bar's redraw after a clear: it has not ticked since the
+        # last write (a fast bar redraws at most every mininterval), so its count is that write's.
+        self._redrawn_last = False
+
+    @property
+    def stale(self) -> bool:
+        """What follows now was written after a clear of a bar that had not ticked since the last
+        write: its step is the count of the redraw still to come, not of the bar before it."""
+        return self._open and self._redrawn_last
 
     def feed(self, text: str) -> list[tuple[int, int | None]]:
         if "\r" not in text:
@@ -444,11 +477,16 @@ class ClearedRedraws:
             if not part.strip():
                 self._open = True
                 continue
-            if not self._open or "%|" not in part:
+            if "%|" not in part:
                 continue  # text (a flushed dict) after the clear: the redraw comes later
+            if not self._open:
+                # The bar ticked on its own, unless this is its first draw (nothing ticked yet).
+                self._redrawn_last = "| 0/" in part
+                continue
             bar = parse_bar(strip_ray_prefix(strip_ansi(part)), 0)
             if bar is not None:
                 self._open = False
+                self._redrawn_last = not bar.desc
                 if not bar.desc:
                     out.append((bar.n, bar.total))
         return out
