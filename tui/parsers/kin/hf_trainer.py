@@ -214,7 +214,7 @@ class HfTrainerLines:
         if step is not None:
             return self._numbering.explicit(record) + records
         if is_train:
-            return self._numbering.train(record, self._redraws.stale) + records
+            return self._numbering.train(record, self._redraws.cleared) + records
         return self._numbering.evaluation(record) + records
 
     def _explicit_step(self, metrics: dict[str, float],
@@ -283,11 +283,11 @@ class _Numbering:
     the marks from its end; those left over are the steps just before the first
     mark, at the marks' own spacing.
 
-    Unbuffered, a fast bar (faster than tqdm's 0.1 s ``mininterval``) is not redrawn
-    between two writes: the bar before a dict's clear is the previous write's mark
-    (or the bar's first draw at 0), a step behind by ``logging_steps``. Such a dict
-    is held for its own mark, drawn right after it (LLaMA-Factory at
-    ``logging_steps=3``: 3, 6, 9 behind 0/10, 3/10, 6/10).
+    Unbuffered, the bar before a dict's clear is its step only when the bar is
+    redrawn at every tick: a fast one (faster than tqdm's 0.1 s ``mininterval``) may
+    still show the previous write's mark or a tick or two short (LLaMA-Factory at
+    ``logging_steps=3``: 3, 6, 9 behind 0/10, 3/10, 6/10). The dict's own mark is the
+    redraw right after it, so a dict written after a clear is held for that mark.
     """
 
     def __init__(self) -> None:
@@ -302,7 +302,7 @@ class _Numbering:
         self._marks_after_burst = 0
         # The first dict (and evaluation dicts after it) until the mode is known.
         self._pending: list[tuple[StepRecord, bool, int | None]] = []
-        # The held train dict came behind a stale bar: its step is the redraw after it.
+        # The held train dict came after a clear: its step is the redraw after it.
         self._awaits_mark = False
 
     def has_bar(self) -> bool:
@@ -322,7 +322,8 @@ class _Numbering:
         if n != self._bar_n:
             self._ticks += 1
         self._bar_n = n
-        if self._pending and self._ticks != self._ticks_at_dict:
+        if self._pending and (self._ticks != self._ticks_at_dict
+                              or self.mode == "bar" and self._awaits_mark and self._marks_after_burst):
             self.mode = self.mode or "bar"
             return self._release()
         return []
@@ -331,21 +332,20 @@ class _Numbering:
         self._note(record.step)
         return [record]
 
-    def train(self, record: StepRecord, stale: bool) -> list[Record]:
-        """A train dict; ``stale`` when the last bar drawn before it is the redraw after the
-        previous write (the bar did not tick since: a fast bar's refresh waits for tqdm's
-        mininterval), so that count is an earlier logging step's, not this dict's."""
+    def train(self, record: StepRecord, cleared: bool) -> list[Record]:
+        """A train dict; ``cleared`` when it was written after a clear of the bar, whose
+        redraw (the dict's own mark) is still to come."""
         released: list[Record] = []
         if self._pending and self.mode is None:
             # Two dicts and no tick between: a burst; a tick between: the bar's count.
             self.mode = "written" if self._ticks == self._ticks_at_dict else "bar"
         if self._pending and (self.mode == "bar" or len(self._pending) >= _MAX_WRITES):
             released = self._release()
-        if (self.mode != "bar" or stale) and self._bar_n is not None:
+        if (self.mode != "bar" or cleared) and self._bar_n is not None:
             # The first dict until the layout is known; in a burst, the burst until the bar moves;
-            # a dict behind a stale bar until its own redraw (the mark tqdm.write draws after it).
+            # a dict after a clear until its own redraw (the mark tqdm.write draws after it).
             self._pending.append((record, True, self._bar_n))
-            self._awaits_mark = stale
+            self._awaits_mark = cleared
             self._ticks_at_dict = self._ticks
             self._marks_after_burst = 0
             return released
@@ -361,7 +361,10 @@ class _Numbering:
         return [self._numbered(record, step)]
 
     def settle(self) -> list[Record]:
-        return self._release() if self._pending and self.mode == "written" else []
+        # A dict held for its redraw: the redraw is on a line not finished yet (the scanner reads
+        # whole lines), maybe for a whole slow step: the bar's count is the best guess till then.
+        held = self.mode == "written" or self.mode == "bar" and self._awaits_mark
+        return self._release() if self._pending and held else []
 
     def finish(self) -> list[Record]:
         if not self._pending:
@@ -391,7 +394,7 @@ class _Numbering:
 
     def _own_mark(self) -> int | None:
         """Unbuffered, the count tqdm.write redrew the bar at right after the held dict: the
-        step it was written at (a fast bar's count before the dict may be an earlier step's)."""
+        step it was written at (a fast bar's count before the dict may be an earlier one's)."""
         after = min(self._marks_after_burst, len(self._writes))
         if self.mode != "bar" or not after:
             return None
@@ -457,15 +460,12 @@ class ClearedRedraws:
 
     def __init__(self) -> None:
         self._open = False  # a clear seen, its redraw not yet
-        # The last bar drawn was the run bar's redraw after a clear: it has not ticked since the
-        # last write (a fast bar redraws at most every mininterval), so its count is that write's.
-        self._redrawn_last = False
 
     @property
-    def stale(self) -> bool:
-        """What follows now was written after a clear of a bar that had not ticked since the last
-        write: its step is the count of the redraw still to come, not of the bar before it."""
-        return self._open and self._redrawn_last
+    def cleared(self) -> bool:
+        """The bar was cleared and not drawn again yet: what follows is a write whose mark
+        (the redraw) is still to come."""
+        return self._open
 
     def feed(self, text: str) -> list[tuple[int, int | None]]:
         if "\r" not in text:
@@ -477,16 +477,11 @@ class ClearedRedraws:
             if not part.strip():
                 self._open = True
                 continue
-            if "%|" not in part:
+            if not self._open or "%|" not in part:
                 continue  # text (a flushed dict) after the clear: the redraw comes later
-            if not self._open:
-                # The bar ticked on its own, unless this is its first draw (nothing ticked yet).
-                self._redrawn_last = "| 0/" in part
-                continue
             bar = parse_bar(strip_ray_prefix(strip_ansi(part)), 0)
             if bar is not None:
                 self._open = False
-                self._redrawn_last = not bar.desc
                 if not bar.desc:
                     out.append((bar.n, bar.total))
         return out
