@@ -141,6 +141,39 @@ def test_unbuffered_dicts_take_the_count_of_the_bar_they_follow():
     assert list(steps(text)) == [5, 10]
 
 
+def test_a_fast_bar_not_redrawn_up_to_the_dict_leaves_its_step_to_the_redraw_after_it():
+    # LLaMA-Factory 0.9.3 at 100 it/s, logging_steps=3: tqdm redraws at most every 0.1 s, so
+    # the bar before each clear is the previous write's redraw (0, then 3) or a tick short
+    # (7 for step 9); the dict's own step is the count tqdm.write redraws right after it.
+    text = ("\r" + bar(0, 10) + CLEAR + dict_line(1) + "\r" + bar(3, 10) + CLEAR + dict_line(2)
+            + "\r" + bar(6, 10) + "\r" + bar(7, 10) + CLEAR + dict_line(3) + "\r" + bar(9, 10) + "\r"
+            + bar(10, 10) + "\n")
+    assert list(steps(text)) == [3, 6, 9]
+
+
+def test_a_dict_held_for_its_redraw_is_shown_once_the_writer_pauses():
+    # Its redraw is on a line with no newline yet, maybe for a whole slow step: followed live,
+    # the dict is shown at the bar's count when the reader catches up, not a write later.
+    scanner = LogScanner()
+    scanner.feed(("\r" + bar(4) + "\r" + bar(5) + CLEAR + dict_line(1) + "\r" + bar(5) + "\r" + bar(6)
+                  + CLEAR + dict_line(2)).encode())
+    shown = scanner.feed(("\r" + bar(6)).encode()) + scanner.settle()
+    assert [r.step for r in shown if isinstance(r, StepRecord)] == [6]
+
+
+@pytest.mark.parametrize(("name", "logged"), [
+    ("lf_sft_logging_steps3.log", [3, 6, 9]),
+    ("lf_sft_finished.log", list(range(1, 9))),
+    ("lf_ppo_finished.log", list(range(1, 9))),  # its bar redraws lazily, never past 7/8
+    ("lf_sft_checkpoint_path_is_file_step4.log", [1, 2, 3, 4]),
+    ("lf_rm_checkpoint_save_tied_weights_raises.log", list(range(1, 9))),
+    ("lf_sft_eval_steps4_logging_steps2.log", [2, 4, 6, 8, 10, 12]),  # 8 behind a 7/12 bar
+])
+def test_llamafactory_dicts_take_the_steps_they_were_logged_at(name: str, logged: list[int]):
+    data = (LOGS / "generated" / "llamafactory" / name).read_bytes()
+    assert list(steps(data)) == logged
+
+
 def test_buffered_dicts_take_the_counts_tqdm_redrew_after_its_clears():
     # stdout block-buffered: every write leaves clear + redraw on stderr at once, the dicts
     # come later in a burst (logging_steps=5: written at 5, 10, 15).

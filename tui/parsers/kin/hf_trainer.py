@@ -214,7 +214,7 @@ class HfTrainerLines:
         if step is not None:
             return self._numbering.explicit(record) + records
         if is_train:
-            return self._numbering.train(record) + records
+            return self._numbering.train(record, self._redraws.cleared) + records
         return self._numbering.evaluation(record) + records
 
     def _explicit_step(self, metrics: dict[str, float],
@@ -282,6 +282,12 @@ class _Numbering:
     A burst is therefore held until the bar moves on, and its dicts are matched to
     the marks from its end; those left over are the steps just before the first
     mark, at the marks' own spacing.
+
+    Unbuffered, the bar before a dict's clear is its step only when the bar is
+    redrawn at every tick: a fast one (faster than tqdm's 0.1 s ``mininterval``) may
+    still show the previous write's mark or a tick or two short (LLaMA-Factory at
+    ``logging_steps=3``: 3, 6, 9 behind 0/10, 3/10, 6/10). The dict's own mark is the
+    redraw right after it, so a dict written after a clear is held for that mark.
     """
 
     def __init__(self) -> None:
@@ -296,6 +302,8 @@ class _Numbering:
         self._marks_after_burst = 0
         # The first dict (and evaluation dicts after it) until the mode is known.
         self._pending: list[tuple[StepRecord, bool, int | None]] = []
+        # The held train dict came after a clear: its step is the redraw after it.
+        self._awaits_mark = False
 
     def has_bar(self) -> bool:
         return self._bar_n is not None
@@ -314,7 +322,8 @@ class _Numbering:
         if n != self._bar_n:
             self._ticks += 1
         self._bar_n = n
-        if self._pending and self._ticks != self._ticks_at_dict:
+        if self._pending and (self._ticks != self._ticks_at_dict
+                              or self.mode == "bar" and self._awaits_mark and self._marks_after_burst):
             self.mode = self.mode or "bar"
             return self._release()
         return []
@@ -323,16 +332,20 @@ class _Numbering:
         self._note(record.step)
         return [record]
 
-    def train(self, record: StepRecord) -> list[Record]:
+    def train(self, record: StepRecord, cleared: bool) -> list[Record]:
+        """A train dict; ``cleared`` when it was written after a clear of the bar, whose
+        redraw (the dict's own mark) is still to come."""
         released: list[Record] = []
         if self._pending and self.mode is None:
             # Two dicts and no tick between: a burst; a tick between: the bar's count.
             self.mode = "written" if self._ticks == self._ticks_at_dict else "bar"
         if self._pending and (self.mode == "bar" or len(self._pending) >= _MAX_WRITES):
             released = self._release()
-        if self.mode != "bar" and self._bar_n is not None:
-            # The first dict until the layout is known; in a burst, the burst until the bar moves.
+        if (self.mode != "bar" or cleared) and self._bar_n is not None:
+            # The first dict until the layout is known; in a burst, the burst until the bar moves;
+            # a dict after a clear until its own redraw (the mark tqdm.write draws after it).
             self._pending.append((record, True, self._bar_n))
+            self._awaits_mark = cleared
             self._ticks_at_dict = self._ticks
             self._marks_after_burst = 0
             return released
@@ -348,7 +361,10 @@ class _Numbering:
         return [self._numbered(record, step)]
 
     def settle(self) -> list[Record]:
-        return self._release() if self._pending and self.mode == "written" else []
+        # A dict held for its redraw: the redraw is on a line not finished yet (the scanner reads
+        # whole lines), maybe for a whole slow step: the bar's count is the best guess till then.
+        held = self.mode == "written" or self.mode == "bar" and self._awaits_mark
+        return self._release() if self._pending and held else []
 
     def finish(self) -> list[Record]:
         if not self._pending:
@@ -365,14 +381,25 @@ class _Numbering:
         # burst as it would have been numbered when its last dict came.
         later = [self._writes.pop() for _ in range(min(self._marks_after_burst, len(self._writes)))
                  if self.mode == "written"]
+        own = self._own_mark() if self._awaits_mark and len(trains) == 1 else None
+        self._awaits_mark = False
         for record, is_train, bar_n in pending:
             if is_train:
-                step = before.pop(0) if before else self._next(bar_n, fresh=True)
+                step = before.pop(0) if before else own or self._next(bar_n, fresh=True)
             else:
                 step = self._last if self._last is not None else 0
             out.append(self._numbered(record, step))
         self._writes.extend(reversed(later))
         return out
+
+    def _own_mark(self) -> int | None:
+        """Unbuffered, the count tqdm.write redrew the bar at right after the held dict: the
+        step it was written at (a fast bar's count before the dict may be an earlier one's)."""
+        after = min(self._marks_after_burst, len(self._writes))
+        if self.mode != "bar" or not after:
+            return None
+        mark = self._writes[len(self._writes) - after]
+        return mark if mark >= (self._last or 0) + 1 else None
 
     def _before_marks(self, dicts: int, bar_n: int | None) -> list[int]:
         """Steps of the dicts of a held burst written before the first mark still waiting
@@ -433,6 +460,12 @@ class ClearedRedraws:
 
     def __init__(self) -> None:
         self._open = False  # a clear seen, its redraw not yet
+
+    @property
+    def cleared(self) -> bool:
+        """The bar was cleared and not drawn again yet: what follows is a write whose mark
+        (the redraw) is still to come."""
+        return self._open
 
     def feed(self, text: str) -> list[tuple[int, int | None]]:
         if "\r" not in text:
