@@ -97,6 +97,8 @@ NAMED_OTHERWISE = {
         "named by the job's status message (the actor died) rather than its 'failed' header",
     "arjuna52_slurm_script_killed_then_cgroup_oom_kill_event.log":
         "named by slurmstepd's cgroup oom-kill line, which says why the batch shell's python was Killed",
+    "trinity309_launcher_error_prefixed_traceback_cut_before_exception.log":
+        "named by the cut traceback's header, the row after the launcher's 'Explorer or Trainer failed:'",
 }
 
 

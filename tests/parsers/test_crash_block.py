@@ -273,3 +273,28 @@ def test_a_whole_traceback_after_an_announcement_is_named_by_its_exception_line(
     lead = "(Worker pid=16884) (Worker_DP0_TP1_EP1 pid=16884) ERROR 03-25 06:14:02 [multiproc_executor.py:880] "
     text = _sample("vllmascend7676").rsplit("\n", 2)[0] + f"\n{lead}RuntimeError: NPU function error\n"
     assert _block_at(text, "Traceback (most recent").exception == "RuntimeError: NPU function error"
+
+
+WILD = REPO / "tests" / "fixtures" / "logs" / "wild"
+
+
+@pytest.mark.parametrize("actor", [
+    "ray::trainer:Trainer.__init__()",  # the sample's own (Trinity-RFT's trainer actor)
+    "ray::lm_policy-0-2:DTensorPolicyWorker.__init__()",  # NeMo-RL's named policy worker
+])
+def test_an_actor_whose_creation_task_raised_is_named_by_rays_sentence_where_the_frames_are_cut(actor: str):
+    # agentscope-ai/Trinity-RFT#235: Ray's unprefixed 'Exception raised in creation task: The actor
+    # died because of an error raised in its creation task, ray::…__init__() (…)', then the actor's
+    # own frames behind '(Trainer pid=…)', cut before the exception line.
+    text = next(WILD.glob("trinity235_*.log")).read_text(encoding="utf-8")
+    text = text.replace("ray::trainer:Trainer.__init__()", actor)
+    block = _block_at(text, '_base.py", line 458')
+    assert block.exception.startswith(
+        f"Exception raised in creation task: The actor died because of an error raised in its creation task, {actor}")
+
+
+def test_the_creation_tasks_sentence_gives_way_to_the_exception_line_that_ends_the_frames():
+    text = next(WILD.glob("trinity235_*.log")).read_text(encoding="utf-8").rstrip("\n")
+    text += " ValueError: Bundles must be a non-empty list of resource dictionaries.\n"
+    assert _block_at(text, '_base.py", line 458').exception == \
+        "ValueError: Bundles must be a non-empty list of resource dictionaries."
