@@ -261,6 +261,7 @@ def test_an_nccl_error_line_of_its_own_is_still_an_exception_line():
 @pytest.mark.parametrize("announcement", [
     "WorkerProc hit an exception.",  # the sample's own (vLLM's multiproc executor)
     "EngineCore encountered a fatal error.",  # vLLM's engine core loop
+    "EngineCore failed to start.",  # the engine core's start-up (NovaSky-AI/SkyRL#1342, ../wild)
 ])
 def test_a_traceback_cut_before_its_exception_is_named_by_the_loops_announcement(announcement: str):
     # vllm-project/vllm-ascend#7676: '(Worker pid=…) (Worker_DP0_TP1_EP1 pid=…) ERROR … [multiproc_executor.py:880]
@@ -278,19 +279,23 @@ def test_a_whole_traceback_after_an_announcement_is_named_by_its_exception_line(
 WILD = REPO / "tests" / "fixtures" / "logs" / "wild"
 
 
-@pytest.mark.parametrize("actor", [
-    "ray::trainer:Trainer.__init__()",  # the sample's own (Trinity-RFT's trainer actor)
-    "ray::lm_policy-0-2:DTensorPolicyWorker.__init__()",  # NeMo-RL's named policy worker
+@pytest.mark.parametrize(("lead", "actor"), [
+    ("", "ray::trainer:Trainer.__init__()"),  # the sample's own (Trinity-RFT's trainer actor)
+    ("", "ray::lm_policy-0-2:DTensorPolicyWorker.__init__()"),  # NeMo-RL's named policy worker
+    # Ray's own logger in front, as an RLlib worker prints it (IDSIA/hhmarl_2D#2).
+    ("(RolloutWorker pid=23212) 2023-12-18 09:05:49,846       ERROR worker.py:844 -- ",
+     "ray::RolloutWorker.__init__()"),
 ])
-def test_an_actor_whose_creation_task_raised_is_named_by_rays_sentence_where_the_frames_are_cut(actor: str):
+def test_an_actor_whose_creation_task_raised_is_named_by_rays_sentence_where_the_frames_are_cut(
+        lead: str, actor: str):
     # agentscope-ai/Trinity-RFT#235: Ray's unprefixed 'Exception raised in creation task: The actor
     # died because of an error raised in its creation task, ray::…__init__() (…)', then the actor's
     # own frames behind '(Trainer pid=…)', cut before the exception line.
     text = next(WILD.glob("trinity235_*.log")).read_text(encoding="utf-8")
-    text = text.replace("ray::trainer:Trainer.__init__()", actor)
+    text = lead + text.replace("ray::trainer:Trainer.__init__()", actor)
     block = _block_at(text, '_base.py", line 458')
-    assert block.exception.startswith(
-        f"Exception raised in creation task: The actor died because of an error raised in its creation task, {actor}")
+    said = "Exception raised in creation task: The actor died because of an error raised in its creation task, "
+    assert said + actor in block.exception
 
 
 def test_the_creation_tasks_sentence_gives_way_to_the_exception_line_that_ends_the_frames():

@@ -56,13 +56,14 @@ _LOGGED = re.compile(r"\b(?:ERROR|WARNING|WARN|error|warning)\b.{0,120}?"
 _BEFORE_LINES = 3
 _THREAD = "Exception in thread"
 # vLLM's and SGLang's loops announce their own death on the line before the traceback
-# (``WorkerProc hit an exception.``, ``EngineCore encountered a fatal error.``, behind
-# vLLM's log header), and so does Ray for an actor whose ``__init__`` raised (``Exception
-# raised in creation task: The actor died because of an error raised in its creation task,
-# ray::Trainer.__init__() (…)``, the actor's own frames after it): where the traceback is cut
+# (``WorkerProc hit an exception.``, ``EngineCore encountered a fatal error.``, ``EngineCore
+# failed to start.``, behind vLLM's log header), and so does Ray for an actor whose
+# ``__init__`` raised (``Exception raised in creation task: The actor died because of an
+# error raised in its creation task, ray::Trainer.__init__() (…)``, bare or behind Ray's
+# ``ERROR worker.py:844 -- ``, the actor's own frames after it): where the traceback is cut
 # before its exception line, that says it.
-_ANNOUNCED = re.compile(r"\b(?:hit an exception|encountered a fatal error)\b"
-                        r"|^Exception raised in creation task: ")
+_ANNOUNCED = re.compile(r"\b(?:hit an exception|encountered a fatal error|EngineCore failed to start)\b"
+                        r"|\bException raised in creation task: ")
 # Lines that say what failed without Python's exception grammar: the
 # interpreter's own last words, a C++ abort's what().
 _STATEMENTS = ("what():", "Fatal Python error:")
