@@ -303,3 +303,14 @@ def test_the_creation_tasks_sentence_gives_way_to_the_exception_line_that_ends_t
     text += " ValueError: Bundles must be a non-empty list of resource dictionaries.\n"
     assert _block_at(text, '_base.py", line 458').exception == \
         "ValueError: Bundles must be a non-empty list of resource dictionaries."
+
+
+def test_rays_dedup_suffix_is_not_part_of_the_line_that_names_the_crash():
+    # OpenRLHF/OpenRLHF#624: the reference model's watchdog lines on a second node, each with
+    # ' [repeated 14x across cluster]'; the excerpt cuts the last suffix ('[repea').
+    text = next(WILD.glob("openrlhf624_*.log")).read_text(encoding="utf-8")
+    block = _block_at(text, "Watchdog caught")
+    assert block.exception.endswith("ran for 7200031 milliseconds before timing out.")
+    said = "ModuleNotFoundError: No module named 'weave'"  # a Python exception line the same way
+    tail = f"(TaskRunner pid=7) Traceback (most recent call last):\n(TaskRunner pid=7) {said} [repeated 7x across cluster]\n"
+    assert _block_at(tail, "Traceback").exception == said

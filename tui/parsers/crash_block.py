@@ -96,6 +96,9 @@ _OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ER
 # sub-exceptions between ``+-+---------------- 1 ----------------`` and
 # ``+------------------------------------`` rules, one level deeper each.
 _GROUP_RULE = re.compile(r"^ *\+(?:-\+)?-{4,}(?: (?:\d+|\.\.\.) -+)?$")
+# Ray's log deduplication appends `` [repeated 14x across cluster]`` to a line other
+# workers printed too, an exception or an NCCL watchdog line included: not the message's.
+_DEDUP_SUFFIX = re.compile(r" \[repeated \d+x across cluster\]$")
 _GROUP_GUTTER = re.compile(r"^ *[+|] (?=[ A-Za-z_.])")
 
 
@@ -124,6 +127,8 @@ def _logical_lines(raw: str, headers: bool = False) -> list[tuple[str, str]]:
             if _GROUP_RULE.match(row):
                 continue
             row = _GROUP_GUTTER.sub("", row, count=1).rstrip()
+            if row.endswith("cluster]"):
+                row = _DEDUP_SUFFIX.sub("", row)
             if row.strip():
                 out.append((prefix, row))
     return out
