@@ -24,12 +24,13 @@ def check_json(path, *extra: str) -> dict:
 
 
 # Whole-run logs: (distinct steps, last step, total, {key: value at its last step}),
-# each value read off the log by hand.
+# each value read off the log by hand. 030 and 031 (verl 0.1) say their total only in the
+# WorkerDicts' 'Total steps: N, num_warmup_steps: 0' (030 stops at step 105 of its 210).
 WHOLE_RUNS = {
     "029": (59, 58, None, {"train/loss": 0.017, "val/loss": 0.411}),
-    "030": (106, 105, None, {"critic/score/mean": 0.682, "actor/entropy_loss": 0.149,
-                             "timing/gen": 48.744}),
-    "031": (435, 434, None, {"timing/gen": 17.455, "critic/kl": 0.203}),
+    "030": (106, 105, 210, {"critic/score/mean": 0.682, "actor/entropy_loss": 0.149,
+                            "timing/gen": 48.744}),
+    "031": (435, 434, 435, {"timing/gen": 17.455, "critic/kl": 0.203}),
     "032": (1120, 1120, None, {"val/test_score/openai/gsm8k": 0.697, "critic/score/mean": 0.981,
                                "actor/pg_loss": 0.003, "timing_s/step": 81.267}),
     "033": (1120, 1120, None, {"val/test_score/openai/gsm8k": 0.701, "critic/vf_loss": 0.018,

@@ -81,9 +81,6 @@ STEPS_UNREAD = {
         "a GNN's bare 0/50 bar in a Slurm stderr file, no trainer's grammar around it",
     "grpo_segfault.log": "TRL's bare 6/20 bar: the segfault took every dict with Python's buffer",
     "grpo_segfault_faulthandler.log": "TRL's bare 6/20 bar: the segfault took every dict with Python's buffer",
-    "verl705_workerdict_sglang_scheduler_hit_an_exception_frames_cut.log":
-        "the total only in a worker's LR-schedule line ('Total steps: N, num_warmup_steps: M'); "
-        "the trainer's 'Total training steps' is above the excerpt",
 }
 # Crashes rlwatch names by another line of the same failure than the reader chose.
 NAMED_OTHERWISE = {
@@ -97,6 +94,8 @@ NAMED_OTHERWISE = {
         "named by the job's status message (the actor died) rather than its 'failed' header",
     "arjuna52_slurm_script_killed_then_cgroup_oom_kill_event.log":
         "named by slurmstepd's cgroup oom-kill line, which says why the batch shell's python was Killed",
+    "trinity309_launcher_error_prefixed_traceback_cut_before_exception.log":
+        "named by the cut traceback's header, the row after the launcher's 'Explorer or Trainer failed:'",
 }
 
 

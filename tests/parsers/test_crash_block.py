@@ -261,6 +261,7 @@ def test_an_nccl_error_line_of_its_own_is_still_an_exception_line():
 @pytest.mark.parametrize("announcement", [
     "WorkerProc hit an exception.",  # the sample's own (vLLM's multiproc executor)
     "EngineCore encountered a fatal error.",  # vLLM's engine core loop
+    "EngineCore failed to start.",  # the engine core's start-up (NovaSky-AI/SkyRL#1342, ../wild)
 ])
 def test_a_traceback_cut_before_its_exception_is_named_by_the_loops_announcement(announcement: str):
     # vllm-project/vllm-ascend#7676: '(Worker pid=…) (Worker_DP0_TP1_EP1 pid=…) ERROR … [multiproc_executor.py:880]
@@ -273,3 +274,43 @@ def test_a_whole_traceback_after_an_announcement_is_named_by_its_exception_line(
     lead = "(Worker pid=16884) (Worker_DP0_TP1_EP1 pid=16884) ERROR 03-25 06:14:02 [multiproc_executor.py:880] "
     text = _sample("vllmascend7676").rsplit("\n", 2)[0] + f"\n{lead}RuntimeError: NPU function error\n"
     assert _block_at(text, "Traceback (most recent").exception == "RuntimeError: NPU function error"
+
+
+WILD = REPO / "tests" / "fixtures" / "logs" / "wild"
+
+
+@pytest.mark.parametrize(("lead", "actor"), [
+    ("", "ray::trainer:Trainer.__init__()"),  # the sample's own (Trinity-RFT's trainer actor)
+    ("", "ray::lm_policy-0-2:DTensorPolicyWorker.__init__()"),  # NeMo-RL's named policy worker
+    # Ray's own logger in front, as an RLlib worker prints it (IDSIA/hhmarl_2D#2).
+    ("(RolloutWorker pid=23212) 2023-12-18 09:05:49,846       ERROR worker.py:844 -- ",
+     "ray::RolloutWorker.__init__()"),
+])
+def test_an_actor_whose_creation_task_raised_is_named_by_rays_sentence_where_the_frames_are_cut(
+        lead: str, actor: str):
+    # agentscope-ai/Trinity-RFT#235: Ray's unprefixed 'Exception raised in creation task: The actor
+    # died because of an error raised in its creation task, ray::…__init__() (…)', then the actor's
+    # own frames behind '(Trainer pid=…)', cut before the exception line.
+    text = next(WILD.glob("trinity235_*.log")).read_text(encoding="utf-8")
+    text = lead + text.replace("ray::trainer:Trainer.__init__()", actor)
+    block = _block_at(text, '_base.py", line 458')
+    said = "Exception raised in creation task: The actor died because of an error raised in its creation task, "
+    assert said + actor in block.exception
+
+
+def test_the_creation_tasks_sentence_gives_way_to_the_exception_line_that_ends_the_frames():
+    text = next(WILD.glob("trinity235_*.log")).read_text(encoding="utf-8").rstrip("\n")
+    text += " ValueError: Bundles must be a non-empty list of resource dictionaries.\n"
+    assert _block_at(text, '_base.py", line 458').exception == \
+        "ValueError: Bundles must be a non-empty list of resource dictionaries."
+
+
+def test_rays_dedup_suffix_is_not_part_of_the_line_that_names_the_crash():
+    # OpenRLHF/OpenRLHF#624: the reference model's watchdog lines on a second node, each with
+    # ' [repeated 14x across cluster]'; the excerpt cuts the last suffix ('[repea').
+    text = next(WILD.glob("openrlhf624_*.log")).read_text(encoding="utf-8")
+    block = _block_at(text, "Watchdog caught")
+    assert block.exception.endswith("ran for 7200031 milliseconds before timing out.")
+    said = "ModuleNotFoundError: No module named 'weave'"  # a Python exception line the same way
+    tail = f"(TaskRunner pid=7) Traceback (most recent call last):\n(TaskRunner pid=7) {said} [repeated 7x across cluster]\n"
+    assert _block_at(tail, "Traceback").exception == said

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.corpus import all_verl_logs, verl_log
+from tests.corpus import REPO, all_verl_logs, verl_log
 from tui.parsers.log_scanner import MAX_LINE_BYTES, LogScanner
 from tui.parsers.records import (
     IncidentRecord,
@@ -15,6 +15,9 @@ from tui.parsers.records import (
     StepRecord,
     TotalStepsRecord,
 )
+
+
+CRASHES = REPO / "tests" / "fixtures" / "logs" / "crashes"
 
 
 def scan(data: bytes, chunk: int | None = None) -> list:
@@ -161,7 +164,25 @@ def test_progress_bars_in_every_layout():
 
 def test_total_training_steps_announcement():
     totals = [r.total for r in scan(verl_log("034").read_bytes()) if isinstance(r, TotalStepsRecord)]
-    assert totals == [210]
+    assert totals == [210, 210]  # the trainer's line, then a worker's LR schedule
+
+
+@pytest.mark.parametrize("lead", ["(WorkerDict pid=6911) ", "", "\x1b[36m(WorkerDict pid=6911)\x1b[0m "])
+def test_a_workers_lr_schedule_line_says_the_runs_total(lead: str):
+    # verl-project/verl#705 (tests/fixtures/logs/crashes): the trainer's 'Total training steps'
+    # is above the window; each actor worker says the total again when it builds its LR schedule.
+    sample = next(CRASHES.glob("verl705_*.log")).read_bytes()
+    assert [r.total for r in scan(sample) if isinstance(r, TotalStepsRecord)][:1] == [30126]
+    line = f"{lead}Total steps: 435, num_warmup_steps: 13\n".encode()
+    assert [r.total for r in scan(line) if isinstance(r, TotalStepsRecord)] == [435]
+
+
+@pytest.mark.parametrize("line", [
+    "Total steps: 435",  # without the schedule's second half: not verl's worker line
+    "'num_warmup_steps': 0, 'total_steps': 435",  # a config dump
+])
+def test_other_total_steps_wordings_are_not_the_runs_total(line: str):
+    assert not [r for r in scan(f"{line}\n".encode()) if isinstance(r, TotalStepsRecord)]
 
 
 @pytest.mark.parametrize(("prefix", "kinds"), [

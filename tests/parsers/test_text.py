@@ -91,6 +91,8 @@ def test_vllms_log_header_goes_and_the_message_keeps_its_indentation():
     "node01: ", "gpu-a100-3.cluster.local: ", "worker-1: ",  # pdsh, clush; DeepSpeed's pdsh launcher
     "[1,0]<stdout>:", "[1,12]<stderr>: ",  # mpirun --tag-output (Open MPI 4; --output tag, 5.x)
     "[1,0]<stdout>:worker-1: ",
+    "[dlc163vnre3d5pv3-master-0] ", "[trainer-worker-0] ",  # PAI-DLC's job log, kubetail's pod
+    "node01: [trainer-worker-0] ",
 ])
 def test_a_relays_host_or_rank_label_goes_with_the_process_prefix(label):
     line = f"{label}(TaskRunner pid=7) step:3 - critic/score/mean:0.5"
@@ -104,6 +106,9 @@ def test_a_relays_host_or_rank_label_goes_with_the_process_prefix(label):
     "wandb: Run summary:",
     "reward: 0.5",
     "Node01: upper case is not a cluster's host name",
+    "[rank0]: Traceback (most recent call last):",  # torchrun's rank: the process, kept for it
+    "[step1] a bracketed word of the program's own: a pod's name has a hyphen",
+    "[INFO] [launch.py:319:sigkill_handler] Killing subprocess 1",
 ])
 def test_a_line_that_only_looks_like_a_host_label_stays(line):
     assert strip_stamp(line) == line

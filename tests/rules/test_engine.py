@@ -25,8 +25,9 @@ def test_healthy_whole_runs_have_no_critical_finding(prefix):
 
 
 def test_a_healthy_run_whose_end_the_log_does_not_show_is_only_stalled_a_week_later():
-    """Corpus 030 (verl 0.1) says neither its total nor its end, nor how long a step takes: a
-    log silent for a week is judged by its silence, and nothing else."""
+    """Corpus 030 (verl 0.1) says neither its end nor how long a step takes (its total, 210, only
+    in its workers' LR-schedule lines; it stops at step 105): a log silent for a week is judged
+    by its silence, and nothing else."""
     model = model_of("030")
     assert not model.finished
     found = findings_of(model, now=NOW + 7 * 86400)

@@ -56,9 +56,14 @@ _LOGGED = re.compile(r"\b(?:ERROR|WARNING|WARN|error|warning)\b.{0,120}?"
 _BEFORE_LINES = 3
 _THREAD = "Exception in thread"
 # vLLM's and SGLang's loops announce their own death on the line before the traceback
-# (``WorkerProc hit an exception.``, ``EngineCore encountered a fatal error.``, behind
-# vLLM's log header): where the traceback is cut before its exception line, that says it.
-_ANNOUNCED = re.compile(r"\b(?:hit an exception|encountered a fatal error)\b")
+# (``WorkerProc hit an exception.``, ``EngineCore encountered a fatal error.``, ``EngineCore
+# failed to start.``, behind vLLM's log header), and so does Ray for an actor whose
+# ``__init__`` raised (``Exception raised in creation task: The actor died because of an
+# error raised in its creation task, ray::Trainer.__init__() (…)``, bare or behind Ray's
+# ``ERROR worker.py:844 -- ``, the actor's own frames after it): where the traceback is cut
+# before its exception line, that says it.
+_ANNOUNCED = re.compile(r"\b(?:hit an exception|encountered a fatal error|EngineCore failed to start)\b"
+                        r"|\bException raised in creation task: ")
 # Lines that say what failed without Python's exception grammar: the
 # interpreter's own last words, a C++ abort's what().
 _STATEMENTS = ("what():", "Fatal Python error:")
@@ -91,6 +96,9 @@ _OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ER
 # sub-exceptions between ``+-+---------------- 1 ----------------`` and
 # ``+------------------------------------`` rules, one level deeper each.
 _GROUP_RULE = re.compile(r"^ *\+(?:-\+)?-{4,}(?: (?:\d+|\.\.\.) -+)?$")
+# Ray's log deduplication appends `` [repeated 14x across cluster]`` to a line other
+# workers printed too, an exception or an NCCL watchdog line included: not the message's.
+_DEDUP_SUFFIX = re.compile(r" \[repeated \d+x across cluster\]$")
 _GROUP_GUTTER = re.compile(r"^ *[+|] (?=[ A-Za-z_.])")
 
 
@@ -119,6 +127,8 @@ def _logical_lines(raw: str, headers: bool = False) -> list[tuple[str, str]]:
             if _GROUP_RULE.match(row):
                 continue
             row = _GROUP_GUTTER.sub("", row, count=1).rstrip()
+            if row.endswith("cluster]"):
+                row = _DEDUP_SUFFIX.sub("", row)
             if row.strip():
                 out.append((prefix, row))
     return out

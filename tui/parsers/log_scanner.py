@@ -35,7 +35,10 @@ from tui.parsers.text import (
 from tui.parsers.tqdm_progress import parse_bar
 from tui.parsers.verl_steps import find_step, parse_items
 
-_TOTAL_STEPS = re.compile(r"Total training steps: (\d+)")
+# The run's total: verl's trainer says ``Total training steps: N``; its actor and critic
+# workers say it again when they build the LR schedule over it, ``Total steps: N,
+# num_warmup_steps: M`` (a window or a worker's own log may hold only those).
+_TOTAL_STEPS = re.compile(r"Total training steps: (\d+)|Total steps: (\d+), num_warmup_steps: ")
 # verl prints the final validation metrics after its last step. (wandb's
 # ``Find logs at:`` and run summary are printed on any exit, a crash too: they
 # say nothing about how the run ended.)
@@ -50,6 +53,7 @@ NEEDLES: tuple[bytes, ...] = (
     b"step:",
     b"%|",
     b"Total training steps",
+    b", num_warmup_steps: ",
     b"[prompt]",
     *(marker.encode() for marker in _RUN_END),
     *(needle.encode() for needle in incident_needles()),
@@ -293,7 +297,7 @@ class LogScanner:
     def _other_records(self, segment: str, offset: int, end: int) -> list[Record]:
         total = _TOTAL_STEPS.search(segment)
         if total is not None:
-            return [TotalStepsRecord(int(total.group(1)), offset)]
+            return [TotalStepsRecord(int(total.group(1) or total.group(2)), offset)]
         if any(marker in segment for marker in _RUN_END):
             return [RunEndRecord(offset)]
         if segment.lstrip().startswith("[prompt]"):

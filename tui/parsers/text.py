@@ -58,6 +58,12 @@ _SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
 # first label, so that ``RuntimeError: `` or a CANN code (``EI0006: ``) stays the line's own.
 # DeepSpeed's multi-node launcher runs pdsh (``worker-1: ``); relayed once more, a line has two.
 _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9-]{0,62}?\d[a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,6}: ){1,2}")
+# The same host in brackets: kubetail's ``[trainer-worker-0] `` (the pod), Alibaba PAI-DLC's
+# job log view (``[dlc163vnre3d5pv3-master-0] ``); a bracket and a space, not torchrun's
+# ``[rank3]:``. A pod's name has a hyphen (``<job>-master-0``), which a program's own
+# bracketed word (``[step1] ``) has not.
+_BRACKETED_HOST = re.compile(r"\[(?=[^\]]{0,62}\d)[a-z][a-z0-9]{0,62}(?:-[a-z0-9]{1,62}){1,8}"
+                             r"(?:\.[a-z0-9-]{1,63}){0,6}\] ")
 # Open MPI's ``mpirun --tag-output`` (``--output tag`` in 5.x): ``[1,0]<stdout>:`` (job, rank).
 _MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>: ?")
 # A log quoted in Markdown (an issue's reply: ``> Traceback (most recent call last):``).
@@ -89,7 +95,8 @@ def _strip_relay(text: str) -> str:
         text = text[tag.end():]
     first = text[:1]
     label = (_SRUN_LABEL.match(text) if first.isdigit() or first == " " else
-             _HOST_LABEL.match(text) if "a" <= first <= "z" else None)
+             _HOST_LABEL.match(text) if "a" <= first <= "z" else
+             _BRACKETED_HOST.match(text) if first == "[" else None)
     return text[label.end():] if label is not None else text
 
 
