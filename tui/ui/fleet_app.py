@@ -113,7 +113,7 @@ class FleetApp(RlwatchApp):
         self._read.add(id(run))
         if _open(run):
             self._judge_run(run)
-        if self._loading():
+        if self.loading:
             self._rows_soon(ROWS_SOON_SECONDS)
         else:
             self._rows_not_before = 0.0
@@ -165,12 +165,14 @@ class FleetApp(RlwatchApp):
             self.title = safe_text(f"rlwatch {fleet_line([row for _, row in rows])}")
         took = time.monotonic() - started
         self._rows_not_before = (time.monotonic() + max(ROWS_LOADING_SECONDS, REDRAW_BACKOFF * took)
-                                 if self._loading() else 0.0)
+                                 if self.loading else 0.0)
         if any(id(run) in self._stale and _open(run) for run in self.runs):
             self._rows_soon(ROWS_SOON_SECONDS)  # the rest as soon as the back-off allows
 
-    def _loading(self) -> bool:
-        """Whether a run that is open has not yet been read to its end."""
+    @property
+    def loading(self) -> bool:
+        """Whether a run that is open has not yet been read to its end (rows may be up to
+        date meanwhile: drawn from what is read so far)."""
         return any(_open(run) and id(run) not in self._read for run in self.runs)
 
     def _judge_run(self, run: FleetRun) -> None:

@@ -79,7 +79,9 @@ async def test_rows_sort_worst_first_and_follow_the_runs_live(tmp_path):
     app, pool = await fleet_app([str(runs / "*"), str(tmp_path / "gone")])
     try:
         async with app.run_test(size=(120, 30)) as pilot:
-            await wait_for(pilot, lambda: len(rows(app)) == 7 and "opening" not in column(app, "state"),
+            # Every run read to its end and its row drawn from all of it (a crashed run's
+            # row names its exception once its failure is read, after its lines).
+            await wait_for(pilot, lambda: len(rows(app)) == 7 and app.up_to_date and not app.loading,
                            "every row", timeout=15)
             assert column(app, "state") == ["crashed", "unreachable", "stalled", "critical", "warning",
                                             "running", "finished"]
@@ -327,7 +329,9 @@ async def test_a_run_read_to_its_end_gets_its_row_then_not_at_the_next_round(tmp
         app, pool = await fleet_app([f"gpu:{runs}/crashed", f"gpu:{runs}/finished"])
         try:
             async with app.run_test(size=(120, 30)) as pilot:
-                await wait_for(pilot, lambda: app.up_to_date
+                # Both read to their end: a row drawn from a run's lines before its end was
+                # known is up to date too, and a line written then is read with the end.
+                await wait_for(pilot, lambda: app.up_to_date and not app.loading
                                and column(app, "state") == ["crashed", "finished"], "both rows judged", 15)
                 assert column(app, "step") == ["4", "3/3"]
                 assert column(app, "worst finding")[0].startswith("crash: ")
