@@ -29,12 +29,15 @@ _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Z0-9]|[=>78])")
 # ``(DTensorPolicyWorker[rank=0] pid=9008, ip=10.4.2.13)``, ``(Worker(index=2) pid=8)``.
 # vLLM >= 0.10 names its own processes the same way, so inside a Ray actor a line carries
 # two: ``(Worker pid=16884) (Worker_DP0_TP1_EP1 pid=16884) ``, ``(vLLMHttpServer pid=1)
-# (EngineCore_DP0 pid=2) ``; both together are the process that printed it.
+# (EngineCore_DP0 pid=2) ``; both together are the process that printed it. torchrun inside a
+# Ray actor (OpenRLHF's, verl's Megatron workers) puts its rank after Ray's name:
+# ``(ActorModelRayActor pid=1, ip=10.0.0.2) [rank0]:[E1225 …] ``; it goes with it.
 _RAY_NAME = (r"\((?:[\w.:\[\]=,-]{1,120}(?:\([^()\n]{0,80}\))? )?pid=\d+(?:, ip=[^)]*)?\)"
              r"|\(raylet(?:, ip=[^)]*)?\)")
+_RANK = r"\[(?:rank|default)\d+\]:\s?"
 PROCESS_PREFIX = re.compile(rf"^(?:\[[\d;]{{1,12}}m)?(?:{_RAY_NAME})(?:\[[\d;]{{0,12}}m)?"
-                            rf"(?: (?:{_RAY_NAME}))?\s?"
-                            r"|^\[(?:rank|default)\d+\]:\s?")
+                            rf"(?: (?:{_RAY_NAME}))?\s?(?:{_RANK})?"
+                            rf"|^{_RANK}")
 
 
 # A time a log collector, not the program, wrote in front of every line it captured:
