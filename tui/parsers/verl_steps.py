@@ -24,7 +24,8 @@ _WRAPPED_VALUE = re.compile(r"(?<=:)np\.\w+\(([^()\s:]*)\)(?= - |\Z)")
 # A plain line read as JSON (``_plain_items``): whole numbers as floats, like the rest. The
 # decoder's scanner itself, (text, start) → (value, end): ``JSONDecoder.decode`` wraps it in
 # two regex matches for the whitespace around the value, a tenth of a line's reading.
-_scan_json = json.scanner.make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]  # typeshed: its context typed as the scanner
+# (typeshed types make_scanner's argument as a scanner; it is the decoder.)
+_scan_json = json.scanner.make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]
 
 
 def find_step(segment: str) -> tuple[int, int] | None:
