@@ -22,6 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 
+from tui.regular_file import NotUtf8, read_utf8
 from tui.rules.findings import Severity
 
 _NUMBER = (int, float)
@@ -93,8 +94,10 @@ def override_paths(explicit: str | None) -> list[Path]:
 
 
 def _exists(path: Path) -> bool:
+    """Whether there is something at ``path`` (a FIFO or a link to a device too: reading it
+    says what it is rather than skipping the user's rules without a word)."""
     try:
-        return path.is_file()
+        return path.exists()
     except OSError:  # an unreadable home (another user's HOME, say) has no rules for us
         return False
 
@@ -109,9 +112,11 @@ def load_rules(*overrides: Path) -> list[RuleSpec]:
     rules = parse_rules(default_rules_text(), "default rules")
     for path in overrides:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_utf8(path)  # never a FIFO or a device: those would hang every command
         except OSError as error:
             raise RuleFileError(f"{path}: {error.strerror or error}") from None
+        except NotUtf8 as error:
+            raise RuleFileError(f"{path}: {error}") from None
         rules = apply_overrides(rules, text, str(path))
     return rules
 

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from tui.regular_file import open_regular
 from tui.parsers.verl_jsonl import HEAD_BYTES, is_file_logger_head
 from tui.parsers.verl_loggers import LoggerHints, logger_hints
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
@@ -111,7 +112,7 @@ def _experiment(candidate: LoggerCandidate) -> tuple[str, str]:
 def read_head(path: Path) -> bytes:
     """The first bytes of ``path`` that say whether it is a file-logger JSONL (b"" if unreadable)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO named *.jsonl would hang a plain open
             return handle.read(HEAD_BYTES)
     except OSError:
         return b""
