@@ -85,7 +85,7 @@ def not_a_training_log(model: RunModel) -> str | None:
     ``unreadable``. ``status`` and the fleet say the same, and exit the same."""
     if model.has_training_output() or model.start_seen:
         return None
-    return f"{model.log}: no verl step lines, progress bars or errors found (not a training log?)"
+    return f"{safe_text(model.log)}: no verl step lines, progress bars or errors found (not a training log?)"
 
 
 def report(target: str, model: RunModel, findings: list[Finding],
@@ -132,7 +132,7 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
              if run["last_step"] is not None else
              f"no step{'' if over else ' yet'}{f' of {total[1:]}' if total else ''}"
              + (f" (the log shows {model.start_seen})" if model.start_seen else ""))
-    lines = [f"{run['log']}: {run['state']}, {where}"]
+    lines = [f"{safe_text(run['log'])}: {run['state']}, {where}"]  # a file name may hold a newline
     if run["sec_per_it"] is not None:
         lines.append(f"  {run['sec_per_it']:.2f} s/it" + (
             f", ETA {run['eta_s'] / 3600:.1f} h" if run["eta_s"] is not None else ""))

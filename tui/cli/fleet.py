@@ -246,8 +246,8 @@ async def _check_one(run: Found, pool: ConnectionPool, options: RunOptions
         session = await judged(wanted.target, options.log, options.accept_new_host_key,
                                options.rules, pool)
     except SourceError as error:
-        return ({"target": wanted.target, **named, "error": str(error)}, f"{wanted.target}: {error}",
-                exit_codes.UNREADABLE)
+        return ({"target": wanted.target, **named, "error": str(error)},
+                safe_text(f"{wanted.target}: {error}"), exit_codes.UNREADABLE)  # one line, names and all
     why = not_a_training_log(session.model)
     if why is not None:
         return {"target": wanted.target, **named, "error": why}, why, exit_codes.UNREADABLE

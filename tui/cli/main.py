@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from tui import __version__
 
@@ -88,11 +88,19 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         from tui.cli.exit_codes import USAGE
+        from tui.parsers.text import safe_text
 
+        message = safe_text(message)  # it may quote what was typed (a path with a newline)
         self.print_usage(sys.stderr)
         hint = "".join(f"{self.prog}: a path that begins with '-' goes after '--': {self.prog} -- {word}\n"
                        for word in self.unknown_dashed[:1])
         self.exit(USAGE, f"{self.prog}: error: {message}\n{hint}")
+
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """A line at a time: stderr shows each write as one line (``tui.cli.inert_stream``)."""
+        for line in message.splitlines(keepends=True):
+            super()._print_message(line, file)
 
 
 def build_parser() -> argparse.ArgumentParser:
