@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import IO, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from tui import __version__
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 DESCRIPTION = """\
 Watch a verl (PPO/GRPO) training run from the terminal.
@@ -97,7 +100,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: error: {message}\n{hint}")
 
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """A line at a time: stderr shows each write as one line (``tui.cli.inert_stream``)."""
         for line in message.splitlines(keepends=True):
             super()._print_message(line, file)
