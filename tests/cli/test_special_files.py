@@ -108,3 +108,16 @@ def test_a_rule_file_that_is_not_utf8_is_one_line_naming_file_and_byte(tmp_path)
     done = run(tmp_path, "status", str(log))  # tmux's status line: a short line, not a traceback
     assert done.returncode == exit_codes.UNREADABLE and done.stdout == expected
     assert done.stderr == ""
+
+
+def test_fifos_named_as_logger_files_are_refused_or_passed_over(tmp_path):
+    events = tmp_path / "events.out.tfevents.1700000000.host"
+    os.mkfifo(events)
+    done = run(tmp_path, "check", str(events))
+    assert done.returncode == exit_codes.UNREADABLE
+    assert done.stderr == f"rlwatch: {events}: is a FIFO (named pipe), not a regular file\n"
+    board = tmp_path / "tensorboard_log" / "proj" / "exp"
+    board.mkdir(parents=True)
+    os.mkfifo(board / "events.out.tfevents.1700000000.host")
+    done = run(tmp_path, "check", str(tmp_path / "tensorboard_log"))
+    assert done.returncode == exit_codes.UNREADABLE and "not a training log?" in done.stderr
