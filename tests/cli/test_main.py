@@ -81,6 +81,8 @@ def test_a_bad_command_line_exits_3_not_argparses_2(tmp_path):
 def test_a_path_that_looks_like_an_option_is_told_to_go_after_dashes(tmp_path):
     done = run("check", "-rf.log")
     assert done.stderr.endswith("a path that begins with '-' goes after '--': rlwatch check -- -rf.log\n")
+    done = run("demo", "--speed", "-1", "--bogus")  # a negative number is a value, not a path
+    assert done.returncode == 3 and "-- -1" not in done.stderr
 
 
 def test_an_output_that_cannot_be_written_exits_3_in_one_line(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -232,6 +233,9 @@ def _commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
     return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
 
 
+_NEGATIVE_NUMBER = re.compile(r"-\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|-\.\d+")
+
+
 def _unknown_dashed(parser: argparse.ArgumentParser, args: list[str]) -> tuple[str, ...]:
     """The words before any ``--`` that begin with '-' but name no option of any command
     (nor abbreviate one, nor carry a short option's value: ``-ofile``)."""
@@ -239,6 +243,7 @@ def _unknown_dashed(parser: argparse.ArgumentParser, args: list[str]) -> tuple[s
     known = {option for each in parsers for action in each._actions for option in action.option_strings}
     words = args[:args.index("--")] if "--" in args else args
     return tuple(word for word in words if word.startswith("-") and word != "-"
+                 and not _NEGATIVE_NUMBER.fullmatch(word)  # ``--speed -1``: a value
                  and not any(option.startswith(word.split("=", 1)[0]) if word.startswith("--")
                              else word[:2] == option for option in known))
 
