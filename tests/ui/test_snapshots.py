@@ -22,20 +22,27 @@ A snapshot that differs fails the test and leaves ``NAME.new.svg`` beside
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
 from rich.text import Text
+from textual.app import App
 
 from tests.corpus import verl_log
-from tests.support import dashboard_on, match_snapshot
+from tests.support import dashboard_on, match_snapshot, step_lines
 from tests.ui.test_dashboard import wait_for
 from tests.ui.test_drilldown import first_steps
+from tui.cli.fleet import RunOptions, fleet_runs, listed_runs
+from tui.rules.rule_file import load_rules
 from tui.sources.local_file import LocalFile
-from tui.ui.app import RlwatchApp
+from tui.sources.ssh.pool import ConnectionPool
+from tui.ui.fleet_app import FleetApp
 from tui.ui.glyphs import to_ascii
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.findings import FindingsScreen
@@ -68,7 +75,7 @@ def crashed_run(folder: Path) -> Path:
     return log
 
 
-def screen_svg(app: RlwatchApp, ascii_only: bool) -> str:
+def screen_svg(app: App[object], ascii_only: bool) -> str:
     """The screen as the terminal shows it: the app's line filters applied (NO_COLOR's
     monochrome), then, for ASCII, every character as ``--ascii`` writes it."""
     width, height = app.size
@@ -118,3 +125,44 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
         await pilot.pause(0.5)
         svg = screen_svg(app, variant == "ascii")
     match_snapshot(f"{screen}_{size}_{variant}", svg)
+
+
+# A real sweep's three runs (learning rate × KL coefficient) under one folder: one crashed out
+# of memory, one whose clip fraction stays low (a warning), one running.
+SWEEP = ("grpo_qwen2.5-7b_gsm8k_lr1e-6_kl0.001", "grpo_qwen2.5-7b_gsm8k_lr1e-6_kl0.01",
+         "grpo_qwen2.5-7b_gsm8k_lr3e-6_kl0.001")
+FLEET_SIZES = {"80x24": (80, 24), "120x24": (120, 24), "200x24": (200, 24)}
+
+
+def sweep_folder(folder: Path) -> Path:
+    sweep = folder / "sw"
+    crashed, warning, running = (sweep / name for name in SWEEP)
+    for run in (crashed, warning, running):
+        run.mkdir(parents=True)
+    (crashed / "train.log").write_bytes(b"".join(step_lines(4)) + verl_log("018").read_bytes())
+    (warning / "train.log").write_bytes(b"".join(step_lines(10)))
+    (running / "train.log").write_bytes(b"".join(step_lines(2)))
+    for run in (crashed, warning, running):
+        os.utime(run / "train.log", (WRITTEN_AT, WRITTEN_AT))
+    return sweep
+
+
+@pytest.mark.parametrize("size", list(FLEET_SIZES))
+async def test_fleet_snapshot_of_a_sweep(tmp_path, monkeypatch, size):
+    """Each run's name keeps what tells it from the others, and the worst finding what failed."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setattr("tui.ui.fleet_app.time", SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic))
+    pool = ConnectionPool()
+    app = FleetApp(fleet_runs(listed_runs([str(sweep_folder(tmp_path) / "*")]), pool,
+                              RunOptions(None, load_rules())))
+    try:
+        async with app.run_test(size=FLEET_SIZES[size]) as pilot:
+            await wait_for(pilot, lambda: app.up_to_date and not app.loading and len(app.runs) == 3
+                           and app.fleet.rows and app.fleet.rows[0][1].worst.startswith("crash:"),
+                           "every row", timeout=20)
+            await pilot.pause(0.5)
+            svg = screen_svg(app, False)
+    finally:
+        await asyncio.gather(*(run.close() for run in app.runs))
+        await pool.close()
+    match_snapshot(f"fleet_sweep_{size}", svg)
