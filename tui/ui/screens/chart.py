@@ -249,7 +249,7 @@ class ChartScreen(Screen[None]):
             if validation is not None:
                 legend += ["   ", ("● ", "$accent"), safe_text(f"validation {validation}")]
             ticks = step_ticks(steps[0], steps[-1])
-            plt.xticks(ticks, [str(tick) for tick in ticks])
+            plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
             # The newest point one column short of the frame: on it, the cursor's line beside
             # the frame's read as a doubled border.
             plt.xlim(steps[0], steps[-1] + max(1.0, 2 * (steps[-1] - steps[0]) / buckets))
