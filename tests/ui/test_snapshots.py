@@ -166,3 +166,23 @@ async def test_fleet_snapshot_of_a_sweep(tmp_path, monkeypatch, size):
         await asyncio.gather(*(run.close() for run in app.runs))
         await pool.close()
     match_snapshot(f"fleet_sweep_{size}", svg)
+
+
+SMALL_PANES = {"80x12": (80, 12), "60x20": (60, 20), "100x15": (100, 15)}
+
+
+@pytest.mark.parametrize("size", list(SMALL_PANES))
+async def test_small_pane_snapshot(tmp_path, monkeypatch, size):
+    """A tmux split (half height, half width): every key metric keeps its value, its change
+    and a sparkline on one line, and the header its verdict."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = dashboard_on(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
+                       name="cola", watch_accelerators=False)
+    app.dashboard.header.clock = lambda: NOW
+    async with app.run_test(size=SMALL_PANES[size]) as pilot:
+        await wait_for(pilot, lambda: app.model.last_step == 40 and any(
+            f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
+            timeout=20)
+        await pilot.pause(0.5)
+        svg = screen_svg(app, False)
+    match_snapshot(f"dashboard_small_{size}", svg)
