@@ -28,6 +28,7 @@ import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import patch
 
 import pytest
 from rich.console import Console
@@ -147,25 +148,31 @@ def sweep_folder(folder: Path) -> Path:
     return sweep
 
 
+async def sweep_fleet_svg(folder: Path, size: tuple[int, int]) -> str:
+    """The fleet on the sweep (``rlwatch 'sw/*'``), once every row is drawn, as an SVG; its
+    clock pinned two minutes after the logs were written, as the dashboard's is."""
+    pool = ConnectionPool()
+    app = FleetApp(fleet_runs(listed_runs([str(sweep_folder(folder) / "*")]), pool,
+                              RunOptions(None, load_rules())))
+    clock = SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic)
+    try:
+        with patch("tui.ui.fleet_app.time", clock):
+            async with app.run_test(size=size) as pilot:
+                await wait_for(pilot, lambda: app.up_to_date and not app.loading and len(app.runs) == 3
+                               and app.fleet.rows and app.fleet.rows[0][1].worst.startswith("crash:"),
+                               "every row", timeout=20)
+                await pilot.pause(0.5)
+                return screen_svg(app, False)
+    finally:
+        await asyncio.gather(*(run.close() for run in app.runs))
+        await pool.close()
+
+
 @pytest.mark.parametrize("size", list(FLEET_SIZES))
 async def test_fleet_snapshot_of_a_sweep(tmp_path, monkeypatch, size):
     """Each run's name keeps what tells it from the others, and the worst finding what failed."""
     monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.setattr("tui.ui.fleet_app.time", SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic))
-    pool = ConnectionPool()
-    app = FleetApp(fleet_runs(listed_runs([str(sweep_folder(tmp_path) / "*")]), pool,
-                              RunOptions(None, load_rules())))
-    try:
-        async with app.run_test(size=FLEET_SIZES[size]) as pilot:
-            await wait_for(pilot, lambda: app.up_to_date and not app.loading and len(app.runs) == 3
-                           and app.fleet.rows and app.fleet.rows[0][1].worst.startswith("crash:"),
-                           "every row", timeout=20)
-            await pilot.pause(0.5)
-            svg = screen_svg(app, False)
-    finally:
-        await asyncio.gather(*(run.close() for run in app.runs))
-        await pool.close()
-    match_snapshot(f"fleet_sweep_{size}", svg)
+    match_snapshot(f"fleet_sweep_{size}", await sweep_fleet_svg(tmp_path, FLEET_SIZES[size]))
 
 
 SMALL_PANES = {"80x12": (80, 12), "60x20": (60, 20), "100x15": (100, 15)}
