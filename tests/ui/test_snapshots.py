@@ -43,6 +43,7 @@ from tui.cli.fleet import RunOptions, fleet_runs, listed_runs
 from tui.rules.rule_file import load_rules
 from tui.sources.local_file import LocalFile
 from tui.sources.ssh.pool import ConnectionPool
+from tui.ui.app import RlwatchApp
 from tui.ui.fleet_app import FleetApp
 from tui.ui.glyphs import to_ascii
 from tui.ui.screens.chart import ChartScreen
@@ -96,6 +97,23 @@ def screen_svg(app: App[object], ascii_only: bool) -> str:
     return to_ascii(svg) if ascii_only else svg
 
 
+def crashed_dashboard(folder: Path) -> RlwatchApp:
+    """The dashboard on ``crashed_run``, its header's clock pinned before the first frame (set
+    after it, the header showed the real clock's age until its first tick, which a quick run
+    could beat to the snapshot)."""
+    app = dashboard_on(LocalFile(crashed_run(folder), poll_seconds=0.05), label="cola/grpo.log",
+                       name="cola", watch_accelerators=False)
+    app.dashboard.header.clock = lambda: NOW
+    return app
+
+
+async def judged(pilot, app: RlwatchApp) -> None:
+    """Wait until the whole run is read and judged, the crash found."""
+    await wait_for(pilot, lambda: app.model.last_step == 40 and any(
+        f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
+        timeout=20)
+
+
 @pytest.mark.parametrize("variant", ["ascii", "no_color"])
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("screen", list(SCREENS))
@@ -104,16 +122,10 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
         monkeypatch.setenv("NO_COLOR", "1")
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
-    app = dashboard_on(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
-                       name="cola", watch_accelerators=False)
+    app = crashed_dashboard(tmp_path)
     keys, screen_class = SCREENS[screen]
-    # Before the first frame: set after it, the header showed the real clock's age until
-    # its first tick, which a quick run could beat to the snapshot.
-    app.dashboard.header.clock = lambda: NOW
     async with app.run_test(size=SIZES[size]) as pilot:
-        await wait_for(pilot, lambda: app.model.last_step == 40 and any(
-            f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
-            timeout=20)
+        await judged(pilot, app)
         await pilot.pause(0.3)
         for key in keys:
             await pilot.press(key)
@@ -183,13 +195,9 @@ async def test_small_pane_snapshot(tmp_path, monkeypatch, size):
     """A tmux split (half height, half width): every key metric keeps its value, its change
     and a sparkline on one line, and the header its verdict."""
     monkeypatch.setenv("NO_COLOR", "1")
-    app = dashboard_on(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
-                       name="cola", watch_accelerators=False)
-    app.dashboard.header.clock = lambda: NOW
+    app = crashed_dashboard(tmp_path)
     async with app.run_test(size=SMALL_PANES[size]) as pilot:
-        await wait_for(pilot, lambda: app.model.last_step == 40 and any(
-            f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
-            timeout=20)
+        await judged(pilot, app)
         await pilot.pause(0.5)
         svg = screen_svg(app, False)
     match_snapshot(f"dashboard_small_{size}", svg)
