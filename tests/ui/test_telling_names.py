@@ -30,3 +30,22 @@ def test_the_status_line_names_the_worst_run_of_a_sweep_by_what_sets_it_apart():
     rows = [fleet_row(name, "h", None, [], None, "h: connection refused" if i == 2 else None, i == 2, 0.0)
             for i, name in enumerate(SWEEP)]
     assert fleet_line(rows).endswith("✖ …lr3e-6_kl0.001")
+
+
+async def test_compares_legend_keeps_the_tails_that_tell_a_sweep_apart_at_80_columns():
+    from textual.app import App, ComposeResult
+
+    from tests.support import text_of
+    from tui.ui.widgets.compare_legend import CompareLegend
+
+    class OneLegend(App[None]):
+        def compose(self) -> ComposeResult:
+            yield CompareLegend()
+
+    app = OneLegend()
+    async with app.run_test(size=(80, 3)) as pilot:
+        legend = app.query_one(CompareLegend)
+        legend.show([(letter, "•", "bold", name) for letter, name in zip("ABC", SWEEP)])
+        await pilot.pause()
+        shown = text_of(legend)
+    assert "A • …lr1e-6_kl0.001" in shown and "B • …lr1e-6_kl0.01" in shown and "C • …lr3e-6_kl0.001" in shown
