@@ -87,14 +87,23 @@ def fitting(width: int) -> list[Column]:
     return kept
 
 
-def shares(columns: Sequence[Column], width: int, names: Sequence[str]) -> tuple[int, dict[str, str]]:
-    """The run column's width and each name as it shows there: whole where the names fit in
-    half of what the fixed columns leave (the worst finding takes the rest), else cut to the
-    part that tells them apart (``telling_names``)."""
+@dataclass(frozen=True, slots=True)
+class Shares:
+    """How the run and worst-finding columns share what the others leave."""
+
+    name_width: int
+    worst_width: int
+    shown: dict[str, str]  # each run's name as its row shows it
+
+
+def shares(columns: Sequence[Column], width: int, names: Sequence[str]) -> Shares:
+    """Each name whole where the names fit in half of what the fixed columns leave, else cut
+    to the part that tells them apart (``telling_names``); the worst finding takes the rest."""
     fixed = sum(c.width + CELL_PADDING for c in columns if c.field not in ("name", "worst"))
     spare = width - fixed - 2 * CELL_PADDING - SCROLLBAR
     shown = telling_names(names, max(NAME_MIN_WIDTH, spare // 2))
-    return max([len("run"), *(len(name) for name in shown)]), dict(zip(names, shown))
+    name_width = max([len("run"), *(len(name) for name in shown)])
+    return Shares(name_width, max(len("worst finding"), spare - name_width), dict(zip(names, shown)))
 
 
 class FleetScreen(Screen[None]):
@@ -129,8 +138,7 @@ class FleetScreen(Screen[None]):
         self.marked: set[int] = set()  # the marked runs, by id()
         self._columns: list[Column] = []
         self._width = 0  # the width the columns were laid out for
-        self._name_width = 0
-        self._shown: dict[str, str] = {}  # each run's name as its row shows it
+        self._shares = Shares(0, 0, {})
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -149,15 +157,14 @@ class FleetScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.clear(columns=True)
         self._width, self._columns = width, fitting(width)
-        self._name_width, self._shown = self._shares(width)
-        fixed = sum(c.width + CELL_PADDING for c in self._columns if c.field not in ("name", "worst"))
-        worst = max(len("worst finding"), width - fixed - self._name_width - 2 * CELL_PADDING - SCROLLBAR)
+        self._shares = self._shared(width)
         for column in self._columns:
-            size = {"name": self._name_width, "worst": worst}.get(column.field, column.width)
+            size = {"name": self._shares.name_width,
+                    "worst": self._shares.worst_width}.get(column.field, column.width)
             table.add_column(column.title, key=column.field, width=size)
         self._draw(current)
 
-    def _shares(self, width: int) -> tuple[int, dict[str, str]]:
+    def _shared(self, width: int) -> Shares:
         return shares(self._columns, width, list(dict.fromkeys(row.name for _, row in self.rows)))
 
     def show(self, rows: Sequence[tuple[FleetRun, FleetRow]]) -> None:
@@ -170,7 +177,7 @@ class FleetScreen(Screen[None]):
         self.rows = rows
         if not self.is_mounted:
             return
-        if self._shares(self.size.width) != (self._name_width, self._shown):  # new names
+        if self._shared(self.size.width) != self._shares:  # new names
             self._lay_out(self.size.width, current)
         else:
             self._draw(current)
@@ -206,7 +213,7 @@ class FleetScreen(Screen[None]):
         if column.field == "state":
             return Text(row.state.value, style=STATE_STYLE[row.state])
         if column.field == "name":
-            return Text(safe_text(self._shown.get(row.name, row.name)), no_wrap=True, overflow="ellipsis")
+            return Text(safe_text(self._shares.shown.get(row.name, row.name)), no_wrap=True, overflow="ellipsis")
         # Names, hosts and findings come from paths and logs: drawn literally.
         return Text(safe_text(str(getattr(row, column.field))), no_wrap=True, overflow="ellipsis")
 
