@@ -61,7 +61,7 @@ async def test_quitting_before_the_figure_is_drawn_is_clean(tmp_path: Path):
 
 def test_step_ticks_are_whole_steps_at_a_round_interval():
     assert step_ticks(1, 40) == [1, 10, 20, 30, 40]
-    assert step_ticks(0, 105) == [0, 50, 100] and step_ticks(3, 3) == [3]
+    assert step_ticks(0, 105) == [0, 50, 105] and step_ticks(3, 3) == [3]  # the ends are the run's
     assert all(isinstance(tick, int) for tick in step_ticks(1, 1120))
 
 

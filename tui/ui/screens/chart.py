@@ -64,19 +64,18 @@ def envelope(steps: Sequence[int], values: Sequence[float],
 
 
 def step_ticks(first: int, last: int, count: int = 5) -> list[int]:
-    """About ``count`` whole steps from ``first`` to ``last`` at a round interval (1, 2,
-    2.5 or 5 times a power of ten): plotext's own ticks split the span evenly (``10.8``, ``20.5``),
-    and a step is a whole number."""
+    """The first and last step, and between them whole steps at a round interval (1, 2, 2.5
+    or 5 times a power of ten) for about ``count`` ticks in all, none crowding an end:
+    plotext's own ticks split the span evenly (``10.8``, ``20.5``), and a step is a whole
+    number."""
     if last <= first:
         return [first]
     raw = (last - first) / max(1, count - 1)
     power = 10 ** math.floor(math.log10(raw))
     interval = max(1, int(next(power * m for m in (1, 2, 2.5, 5, 10) if power * m >= raw)))
-    start = -(-first // interval) * interval
-    ticks = list(range(start, last + 1, interval))
-    if ticks[0] - first > interval / 2:
-        ticks.insert(0, first)
-    return ticks
+    inner = range(-(-first // interval) * interval, last + 1, interval)
+    return [first, *(tick for tick in inner
+                     if tick - first > interval / 2 and last - tick > interval / 2), last]
 
 
 def bands_for(key: str, run: RunContext) -> list[tuple[str, float]]:
