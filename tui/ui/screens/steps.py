@@ -44,7 +44,9 @@ class StepsScreen(Screen[None]):
     GUIDE = (
         "One row per step the log reported, newest on top; at the top row the cursor "
         "follows new steps. The rules column names the worst rule the step broke "
-        "(+N: how many more). An empty cell: the step did not log that metric."
+        "(+N: how many more). An empty cell: the step did not log that metric. / keeps "
+        "some steps: crit, warn or ok; rule:ID; metric:KEY; a range 100-200; or any text "
+        "(a value such as nan). Words of one kind widen, of two kinds narrow."
     )
     def compose(self) -> ComposeResult:
         yield TitleBar()
