@@ -27,6 +27,7 @@ RAY_ERROR = "ray-error"
 HYDRA_ERROR = "hydra-error"
 KILLED = "killed"
 FATAL_SIGNAL = "fatal-signal"
+EXITED = "exited"
 TRACEBACK = "traceback"
 
 # A traceback frame: ``  File "/verl/trainer/main_ppo.py", line 42, in run``.
@@ -136,6 +137,11 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
                 r"|\*\*\* SIG(?!TERM|INT)[A-Z]+ received at time="
                 r"|Signal \d+ \(SIG(?:SEGV|ABRT|BUS|ILL|FPE)\) received by PID"
                 r"|\.(?:cc|cpp|h):\d+(?:\]|:) +Check failed: ")),
+    # A launcher's report that a rank's process exited with an error status, which says that
+    # it ended, not why: srun's ``srun: error: node107: task 3: Exited with exit code 1``
+    # (the task number is the rank srun gave it; ``tasks 0-1,3: …`` for several).
+    (EXITED, ("Exited with exit code",),
+     re.compile(r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]")),
     # A traceback's header, its first frame where the header was cut off (a
     # log excerpt, a header glued into another process's line), or its
     # exception line alone.
@@ -146,7 +152,7 @@ _TRACEBACK_LINE = re.compile(r'Traceback \(most recent call last\)|^File "[^"]*"
 # The kinds ranked as the cause a user needs to hear first: the ones that say
 # why a process died, then the ones that only say that it did.
 CAUSE_ORDER = (OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED, ACTOR_DIED, RAY_ERROR,
-               HYDRA_ERROR, TRACEBACK)
+               HYDRA_ERROR, TRACEBACK, EXITED)
 ROOT_CAUSES = frozenset((OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED))
 # How each kind reads in a finding.
 KIND_WORDS = {
@@ -158,6 +164,7 @@ KIND_WORDS = {
     HYDRA_ERROR: "the job failed (Hydra)",
     KILLED: "killed (SIGKILL, often the kernel's OOM killer, or SIGTERM)",
     FATAL_SIGNAL: "the process aborted",
+    EXITED: "a rank's process exited with an error",
     TRACEBACK: "exception",
 }
 # The text kept per incident; the full context is read by offset when needed.
