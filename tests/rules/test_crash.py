@@ -9,7 +9,7 @@ import pytest
 from tests.corpus import REPO, verl_log
 from tui.session.feed import Feed
 from tui.model.run_model import RunModel
-from tui.rules.crash import WENT_ON_BYTES, also_lines, judge_failures
+from tui.rules.crash import WENT_ON_BYTES, also_lines, behind_rank, judge_failures
 from tui.sources.local_file import LocalFile
 
 STEPS = b"".join(b"step:%d - critic/score/mean:0.5 - timing_s/step:10\n" % n for n in range(1, 4))
@@ -170,3 +170,13 @@ def test_a_multi_process_crash_names_the_rank_and_host_that_failed(tmp_path, nam
     assert found.cause is not None and says in found.cause.text
     assert (found.where.rank, found.where.local_rank, found.where.host) == (rank, local_rank, host)
     assert not found.survived  # the first signs of the same end are not errors "gone on after"
+
+
+def test_a_collective_timeout_names_the_rank_that_never_reached_the_collective(tmp_path):
+    # NCCL names the rank that waited (0); each rank's "Last enqueued NCCL work" says which
+    # one it waited for (rank 1, asleep before its all-reduce: 9 against 10).
+    found = judged(tmp_path, (DDP / "nccl_rank1_hang_timeout.log").read_bytes())
+    assert found.where.rank == 0
+    assert behind_rank(found) == "rank 1 never reached the collective (last enqueued NCCL work 9, the others 10)"
+    # One rank's account alone, or ranks that agree, say nothing of who is behind.
+    assert behind_rank(judged(tmp_path, (DDP / "gloo_rank1_hang_timeout.log").read_bytes())) == ""

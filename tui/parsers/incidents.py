@@ -81,10 +81,15 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # aborts the process when the watchdog itself hangs (torch 2.4+: ``ProcessGroupNCCL's
     # watchdog got stuck for 480 seconds …`` then ``Terminating the process after
     # attempting to dump debug info``; torch 2.2–2.3: ``Heartbeat monitor timed out!``).
+    # Each rank's account of where its collectives stand once one has timed out (``[PG ID 0
+    # PG GUID 0(default_pg) Rank 1] Received a dump signal … Last enqueued NCCL work: 9, last
+    # completed NCCL work: 9.``, ``Timeout at NCCL work: 610, last enqueued NCCL work: 616``):
+    # the rank whose last enqueued work is behind the others' never reached the collective.
     (COLLECTIVE_TIMEOUT, ("Watchdog caught collective", "watchdog thread terminated",
                           "NCCL operations have failed", "watchdog got stuck",
                           "Heartbeat monitor timed out",
-                          "Terminating the process after attempting to dump debug info"), None),
+                          "Terminating the process after attempting to dump debug info",
+                          "enqueued NCCL work: "), None),
     # The accelerator itself failed: CUDA errors and device-side asserts, and
     # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows).
     (DEVICE_ERROR, ("CUDA error", "device-side assert", "illegal memory access", "Assertion `",

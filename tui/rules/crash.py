@@ -42,6 +42,7 @@ count.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tui.model.failures import Failure
@@ -51,6 +52,7 @@ from tui.parsers.failed_where import merge
 from tui.parsers.incidents import (
     ACTOR_DIED,
     CAUSE_ORDER,
+    COLLECTIVE_TIMEOUT,
     EXITED,
     HYDRA_ERROR,
     RAY_ERROR,
@@ -126,7 +128,8 @@ def judge_failures(model: RunModel, kinds: frozenset[str] | None = None) -> Fail
     # still being printed (srun and torchrun interleave the ranks' streams). Not survived:
     # the first of them is where the run's end began.
     first_signs = [f for f in survived if model.step_lines_after(f.offset) <= LATE_STEPS and (
-        f.kind == cause.kind and f.kind in ROOT_CAUSES and _same_rank(f, cause)
+        f.kind == cause.kind and f.kind in ROOT_CAUSES
+        and (_same_rank(f, cause) or f.kind == COLLECTIVE_TIMEOUT)
         or _other_rank_died(model, f))]
     if first_signs:
         survived = [f for f in survived if f not in first_signs]
@@ -170,6 +173,29 @@ def also_lines(judged: Failures, shown: int) -> list[str]:
         first, count = counts.get(key, (failure.text, 0))
         counts[key] = (first, count + repeats)
     return [text if count == 1 else f"{text} (×{count})" for text, count in list(counts.values())[:shown]]
+
+
+# A rank's account of its collectives: ``[PG ID 0 PG GUID 0(default_pg) Rank 1] … Last
+# enqueued NCCL work: 9``, ``[Rank 7] Timeout at NCCL work: 610, last enqueued NCCL work: 616``.
+_ENQUEUED = re.compile(r"\bRank (\d+)\].*?[Ll]ast enqueued NCCL work: (\d+)")
+
+
+def behind_rank(judged: Failures) -> str:
+    """``rank 1 never reached the collective (last enqueued NCCL work 9, the others 10)``
+    where the ranks' accounts of a collective timeout say one is behind; else "". The rank a
+    timeout names is the one that waited; this is the one it waited for."""
+    enqueued: dict[int, int] = {}
+    for failure in judged.fatal:
+        for rank, work in _ENQUEUED.findall(failure.text):
+            enqueued[int(rank)] = int(work)
+    if len(enqueued) < 2 or len(set(enqueued.values())) < 2:
+        return ""
+    lowest = min(enqueued.values())
+    behind = sorted(rank for rank, work in enqueued.items() if work == lowest)
+    others = max(enqueued.values())
+    ranks = ", ".join(str(rank) for rank in behind)
+    return (f"rank{'s' if len(behind) > 1 else ''} {ranks} never reached the collective "
+            f"(last enqueued NCCL work {lowest}, the others {others})")
 
 
 def _same_rank(one: Failure, other: Failure) -> bool:

@@ -24,7 +24,7 @@ from tui.model.series import Series
 from tui.model.failures import Failure, bursts
 from tui.parsers.incidents import KIND_WORDS
 from tui.parsers.records import JobOutcome
-from tui.rules.crash import also_lines, judge_failures
+from tui.rules.crash import also_lines, behind_rank, judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec
@@ -282,6 +282,8 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
     message = f"{KIND_WORDS[cause.kind]}: {cause.text} ({where}{after}, at byte {cause.offset:,})"
     if cause.block is not None and cause.block.cause:
         message += f"; cause: {cause.block.cause}"
+    if behind := behind_rank(judged):
+        message += f"; {behind}"
     others = also_lines(judged, ALSO_SHOWN)
     if others:
         message += "; also: " + "; ".join(text[:ALSO_CHARS] for text in others)
