@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from tests.corpus import REPO
 from tests.support import NOW, model_of
+from tui.session.feed import Feed
+from tui.sources.local_file import LocalFile
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.rules.engine import RuleEngine
@@ -78,3 +83,13 @@ def test_only_a_running_run_has_an_eta_in_its_row():
     assert crashed.state == RowState.CRASHED and crashed.eta == "—"
     silent = _row(BAR_8_OF_16, NOW + 600)  # ten minutes since a step that takes 10 s: no frozen ETA
     assert silent.eta == "—"
+
+
+def test_a_crash_row_names_the_rank_and_host_that_failed():
+    log = REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp" / "gloo_rank1_sigkill.log"
+    model = RunModel()
+    asyncio.run(Feed(LocalFile(log), model).run(follow=False))  # as a fleet's session reads it
+    findings = RuleEngine(load_rules()).evaluate(model, NOW)
+    row = fleet_row("ddp", "gpu1", model, findings, None, None, True, NOW)
+    assert row.state == RowState.CRASHED
+    assert row.worst == "crash: rank 1 on localhost: traceback : Signal 9 (SIGKILL) received by PID 27715"

@@ -22,7 +22,7 @@ from tui.rules.eta import NO_ETA, eta_s
 from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.run_state import RunState, run_state
 from tui.ui.format import format_duration, format_number
-from tui.ui.health import STATE_MARK, worst_finding
+from tui.ui.health import STATE_MARK, failure_words, worst_finding
 
 
 # The widths of the number cells (the fleet screen's columns): a value is cut to fewer digits
@@ -125,7 +125,7 @@ def age(seconds: float) -> str:
 
 def _finding_words(finding: Finding) -> str:
     if finding.exception:
-        return f"{finding.rule}: {finding.exception}"
+        return f"{finding.rule}: {failure_words(finding)}"
     return f"{finding.rule}: {finding.message}" if finding.message else finding.rule
 
 

@@ -9,7 +9,7 @@ import os
 import shutil
 import time
 
-from tests.corpus import verl_log
+from tests.corpus import REPO, verl_log
 from tests.support import header_text, open_app, step_lines, wait_for
 from tui.parsers.records import JobOutcome, JobRecord
 from tui.rules.findings import Severity
@@ -130,3 +130,12 @@ async def test_a_silent_run_shows_how_long_since_its_last_step_not_a_frozen_eta(
         await wait_for(pilot, lambda: "no step for" in header_text(app), "the time since the last step")
         text = header_text(app)
         assert "no step for 1 h" in text and "a step takes 10 s" in text and "ETA" not in text
+
+
+async def test_a_crash_on_one_rank_of_many_names_the_rank_in_the_verdict(tmp_path):
+    log = tmp_path / "ddp.log"
+    shutil.copy(REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp" / "gloo_rank1_raise.log", log)
+    app = open_app(log)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await wait_for(pilot, lambda: "crashed: rank 1 on localhost: RuntimeError: reward worker"
+                       in header_text(app), "the verdict with its rank")
