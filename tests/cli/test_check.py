@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import verl_log
+from tests.corpus import REPO, verl_log
 from tests.support import rlwatch, stalled_of, touch
 
 
@@ -202,3 +202,15 @@ def test_a_stalled_run_says_how_long_since_its_last_step_instead_of_an_eta(tmp_p
     assert run["state"] == "stalled" and run["eta_s"] is None
     text = rlwatch("check", str(log)).stdout
     assert "no step for 1 h 00 min (a step takes 10 s)" in text and "ETA" not in text
+
+
+@pytest.mark.parametrize("name", ["gloo_rank1_hang_still_hanging.log", "nccl_rank1_hang_still_hanging.log"])
+def test_a_rank_hung_in_a_collective_reads_stalled_once_the_log_has_gone_quiet(tmp_path, name):
+    # Real logs copied while one rank of two slept before its all-reduce (a hang prints nothing).
+    log = tmp_path / name
+    shutil.copy(REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp" / name, log)
+    ten_minutes_ago = time.time() - 600
+    os.utime(log, (ten_minutes_ago, ten_minutes_ago))
+    result = check_json(log)
+    assert result["run"]["state"] == "stalled" and result["run"]["eta_s"] is None
+    assert not [f for f in result["findings"] if f["rule"] in ("crash", "errors")]
