@@ -151,10 +151,11 @@ def test_a_device_assert_is_named_by_its_exception_and_its_thread_lines_fold_int
     found = judged(tmp_path, (DDP / "nccl_rank1_device_assert.log").read_bytes())
     assert found.cause.text == "torch.AcceleratorError: CUDA error: device-side assert triggered"
     assert found.where.rank == 1
-    also = also_lines(found, 3)
+    also = also_lines(found, 3, 160)
     asserts = [line for line in also if "Assertion `" in line]
     assert len(asserts) == 1 and asserts[0].endswith("(×128)"), also
     assert "thread: [0,0,0]" in asserts[0]  # the first of them, a count for the rest
+    assert len(asserts[0]) == 160 + len(" (×128)")  # cut, its count kept
 
 
 @pytest.mark.parametrize(("name", "rank", "local_rank", "host", "says"), [

@@ -91,11 +91,14 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
                           "Terminating the process after attempting to dump debug info",
                           "enqueued NCCL work: "), None),
     # The accelerator itself failed: CUDA errors and device-side asserts, and
-    # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows).
+    # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows). torch's
+    # ``Warning: CUDA warning: device-side assert triggered (function ~CUDAEvent)``, which a
+    # process that already failed prints for each CUDA object it frees, is no failure of its own.
     (DEVICE_ERROR, ("CUDA error", "device-side assert", "illegal memory access", "Assertion `",
                     "Inner Error"),
-     re.compile(r"CUDA error|device-side assert|illegal memory access|Assertion `.*` failed"
-                r"|^E[A-Z0-9]\d{4}: |E[A-Z0-9]\d{4}: Inner Error")),
+     re.compile(r"^(?!.*\bWarning: CUDA warning: )(?:.*?(?:CUDA error|device-side assert"
+                r"|illegal memory access|Assertion `.*` failed|E[A-Z0-9]\d{4}: Inner Error)"
+                r"|E[A-Z0-9]\d{4}: )")),
     # ``ActorDiedError: The actor died unexpectedly…``, the raylet's ``A worker
     # died or was killed…`` (a weak sign on its own: see ``weak``), and Ray's
     # reason for a death printed without the exception's name (a launcher's

@@ -158,10 +158,10 @@ def _where(cause: Failure, fatal: list[Failure]) -> Where:
     return where
 
 
-def also_lines(judged: Failures, shown: int) -> list[str]:
-    """The fatal failure lines besides the cause, at most ``shown``: each line once, and lines
-    that differ only in their numbers (a device assert's line per CUDA thread, one copy per
-    rank) folded into their first, with how many there were."""
+def also_lines(judged: Failures, shown: int, chars: int) -> list[str]:
+    """The fatal failure lines besides the cause, at most ``shown``, each cut to ``chars``:
+    each line once, and lines that differ only in their numbers (a device assert's line per
+    CUDA thread, one copy per rank) folded into their first, with how many there were."""
     assert judged.cause is not None
     cause_shape = shape(judged.cause.text)
     counts: dict[str, tuple[str, int]] = {}
@@ -172,7 +172,8 @@ def also_lines(judged: Failures, shown: int) -> list[str]:
         repeats = failure.block.repeats if failure.block is not None else 1
         first, count = counts.get(key, (failure.text, 0))
         counts[key] = (first, count + repeats)
-    return [text if count == 1 else f"{text} (×{count})" for text, count in list(counts.values())[:shown]]
+    return [text[:chars] + ("" if count == 1 else f" (×{count})")
+            for text, count in list(counts.values())[:shown]]
 
 
 # A rank's account of its collectives: ``[PG ID 0 PG GUID 0(default_pg) Rank 1] … Last

@@ -284,9 +284,9 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
         message += f"; cause: {cause.block.cause}"
     if behind := behind_rank(judged):
         message += f"; {behind}"
-    others = also_lines(judged, ALSO_SHOWN)
+    others = also_lines(judged, ALSO_SHOWN, ALSO_CHARS)
     if others:
-        message += "; also: " + "; ".join(text[:ALSO_CHARS] for text in others)
+        message += "; also: " + "; ".join(others)
     severity = rule.severity
     if judged.recurring:
         severity = Severity.WARNING
