@@ -1,10 +1,10 @@
 """What the end-of-run report concludes, computed from the run model alone (pure).
 
-The checks are seed 000's "结尾评估" (end-of-training) criteria, quoted in
-../shared/CHECKLIST.md: final validation against a target, the share of
-positive rewards, policy-loss mean within ±0.05, final entropy in 0.2–0.5,
-KL mean in 0.005–0.02 and never above 0.03, grad-norm mean below 0.8, and
-the resources the run used.
+The checks are the "结尾评估" (end-of-training) criteria of the RL evaluation
+checklist for verl (docs/verdict.md, source E): final validation against a
+target, the share of positive rewards, policy-loss mean within ±0.05, final
+entropy in 0.2–0.5, KL mean in 0.005–0.02 and never above 0.03, grad-norm
+mean below 0.8, and the resources the run used.
 """
 
 from __future__ import annotations

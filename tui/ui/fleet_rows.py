@@ -19,10 +19,11 @@ from enum import Enum
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import TRAIN_REWARD, VALIDATION, Concept
 from tui.model.run_model import RunModel
+from tui.rules.eta import NO_ETA, eta_s
 from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.run_state import RunState, run_state
 from tui.ui.format import format_duration, format_number
-from tui.ui.health import STATE_MARK, worst_finding
+from tui.ui.health import STATE_MARK, failure_words, worst_finding
 from tui.ui.telling_names import telling_names
 
 
@@ -101,9 +102,12 @@ def fleet_row(name: str, host: str, model: RunModel | None, findings: list[Findi
     step = "-" if model.last_step is None else f"{model.last_step}{total}"
     last_at = model.last_step_at
     worst = worst_finding(findings)
+    run = run_state(model, findings)
+    left = eta_s(model, run, now)  # none for a run that is not running (tui.rules.eta)
+    eta = NO_ETA if run != RunState.RUNNING or (left is None and model.eta_s is not None) else _duration(left)
     return FleetRow(
         name, host, state, step,
-        _number(model.sec_per_it, RATE_WIDTH), _duration(model.eta_s),
+        _number(model.sec_per_it, RATE_WIDTH), eta,
         "-" if last_at is None else age(now - last_at),
         _last(model, TRAIN_REWARD), _last(model, VALIDATION),
         problem or ("" if worst is None else _finding_words(worst)),
@@ -128,7 +132,9 @@ QUALIFIED_CLASS = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?:[:(]|$))")
 
 def _finding_words(finding: Finding) -> str:
     if finding.exception:
-        return f"{finding.rule}: {QUALIFIED_CLASS.sub('', finding.exception)}"
+        exception = finding.exception
+        return f"{finding.rule}: " + failure_words(finding).replace(
+            exception, QUALIFIED_CLASS.sub("", exception), 1)
     return f"{finding.rule}: {finding.message}" if finding.message else finding.rule
 
 

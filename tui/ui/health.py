@@ -29,13 +29,22 @@ def crash_of(findings: list[Finding]) -> Finding | None:
     return next((f for f in findings if f.severity == Severity.CRITICAL and f.exception), None)
 
 
+def failure_words(finding: Finding) -> str:
+    """A failure's exception line behind the rank it happened on, when the log says it (``rank
+    1 on node07: RuntimeError: boom``): on a run of many ranks, which one is half the news. (A
+    Ray worker's pid and node stay in the finding's message and JSON.)"""
+    said = finding.exception or ""
+    where = finding.where
+    return f"{where.words()}: {said}" if where and (where.rank, where.local_rank) != (None, None) else said
+
+
 def run_state(findings: list[Finding]) -> tuple[Severity | None, str]:
     """The header's one-line verdict: worst severity now, and what to say."""
     critical = [f for f in findings if f.severity == Severity.CRITICAL]
     crash = crash_of(findings)
     if crash is not None:
         others = len(dict.fromkeys(f.rule for f in critical)) - 1
-        return Severity.CRITICAL, f"crashed: {crash.exception}" + (f" (+{others} critical)" if others else "")
+        return Severity.CRITICAL, f"crashed: {failure_words(crash)}" + (f" (+{others} critical)" if others else "")
     if critical:
         names = list(dict.fromkeys(f.rule for f in critical))
         if names == ["stalled"]:  # the state word and how long, as the stall rule words it
