@@ -68,11 +68,11 @@ def test_step_ticks_are_whole_steps_at_a_round_interval():
 async def test_the_legend_is_a_row_beside_the_plot_ticks_are_steps_and_the_frame_is_single(tmp_path: Path):
     app = counting_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps", timeout=15)
         await pilot.press("c")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart", timeout=15)
         plot = app.screen.query_one(ChartPlot)
-        await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure")
+        await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure", timeout=15)
         legend = text_of(app.screen.query_one("#chart-legend"))
         assert legend.strip().startswith("⣿ " + app.screen.key)
         drawn = [plot.render_line(y).text for y in range(plot.size.height)]
