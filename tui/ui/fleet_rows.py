@@ -10,6 +10,7 @@ fine, the ones still opening or not started, and last the ones that are done.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.run_state import RunState, run_state
 from tui.ui.format import format_duration, format_number
 from tui.ui.health import STATE_MARK, failure_words, worst_finding
+from tui.ui.telling_names import telling_names
 
 
 # The widths of the number cells (the fleet screen's columns): a value is cut to fewer digits
@@ -123,9 +125,16 @@ def age(seconds: float) -> str:
     return format_duration(seconds)
 
 
+# An exception's class named with its module (``torch.OutOfMemoryError``): the row keeps the
+# class alone, the module taking room a narrow screen needs for what failed.
+QUALIFIED_CLASS = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?:[:(]|$))")
+
+
 def _finding_words(finding: Finding) -> str:
     if finding.exception:
-        return f"{finding.rule}: {failure_words(finding)}"
+        exception = finding.exception
+        return f"{finding.rule}: " + failure_words(finding).replace(
+            exception, QUALIFIED_CLASS.sub("", exception), 1)
     return f"{finding.rule}: {finding.message}" if finding.message else finding.rule
 
 
@@ -166,7 +175,8 @@ def worst_first(rows: Sequence[FleetRow]) -> list[FleetRow]:
 
 def fleet_line(rows: Sequence[FleetRow]) -> str:
     """The fleet in one line for tmux's status bar: the counts by state, worst first, and the
-    worst run's name where one is not fine: ``20 runs: 1 crashed 2 warning 17 running ✖ cola``."""
+    worst run's name where one is not fine: ``20 runs: 1 crashed 2 warning 17 running ✖ cola``
+    (of a sweep, the part of its name that tells it from the others: ``✖ …lr3e-6_kl0.001``)."""
     if not rows:
         return "no runs"
     counts = Counter(row.state for row in rows)
@@ -176,4 +186,5 @@ def fleet_line(rows: Sequence[FleetRow]) -> str:
     if worst.state.rank > RowState.WARNING.rank:
         return head
     mark = STATE_MARK[Severity.WARNING if worst.state == RowState.WARNING else Severity.CRITICAL]
-    return f"{head} {mark.split()[0]} {worst.name}"
+    names = [row.name for row in rows]
+    return f"{head} {mark.split()[0]} {telling_names(names)[names.index(worst.name)]}"

@@ -8,8 +8,6 @@ panel forever.
 
 from __future__ import annotations
 
-from array import array
-
 from tui.model.series import Series
 from tui.rules.findings import Finding, Severity
 
@@ -75,25 +73,3 @@ def hits_at(findings: list[Finding], step: int) -> list[Finding]:
     """Findings with a hit at ``step`` (the rules that step broke), worst first."""
     hits = [f for f in findings if f.hit_at(step)]
     return sorted(hits, key=lambda f: f.severity != Severity.CRITICAL)
-
-
-OK_QUERIES = frozenset({"ok", "✓", "✓ ok"})
-
-
-def filter_steps(findings: list[Finding], query: str, steps: array) -> array:
-    """The steps (ascending, from ``steps``) whose rule state matches ``query``.
-
-    A step matches when a rule it broke matches: by id (``kl-high``), by
-    severity (``crit``, ``warn``) or by metric key; ``ok`` matches the steps
-    that broke none. Built from the findings' hit lists, so it costs the
-    number of hits, not steps × rules.
-    """
-    wanted = query.strip().lower()
-    matching = [f for f in findings
-                if wanted in f.rule.lower() or wanted in f.severity
-                or wanted in STATE_MARK[f.severity].lower() or wanted in (f.metric or "").lower()]
-    chosen = {step for finding in matching for step in finding.steps}
-    if wanted in OK_QUERIES:
-        broken = {step for finding in findings for step in finding.steps}
-        return array("q", (step for step in steps if step in chosen or step not in broken))
-    return array("q", (step for step in steps if step in chosen))
