@@ -1,6 +1,9 @@
 """Every shell script rlwatch runs on the training box, each built with ``shlex.quote``.
 
-All of them only read. Scripts that start several processes or loop run
+All of them only read. Every path they hand a tool goes through ``operand`` first:
+quoting stops a path from becoming a command, not from being read as an option,
+and ``find`` reads a starting point ``-delete`` as its action (a directory of
+that name once emptied a user's home) and ignores ``--``. Scripts that start several processes or loop run
 under ``sh -c`` with the log's path as ``$1``, so they mean the same whatever
 the user's login shell is (zsh, say, does not split ``$cuts`` into words).
 The follower and the backfill are wrapped so that they die with the SSH
@@ -127,7 +130,7 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
               f'{_backfill_script(needles, chunk_bytes, asks)}}}' if needles else ":")
     script = (_DISCOVER.replace("@PER_FILE@", shlex.quote(per_file)).replace("@THEN@", then)
               .replace("@CHOSEN@", chosen))
-    return _sh(script, path)
+    return _sh(script, operand(path))
 
 
 def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, start: int = 0,
@@ -158,7 +161,7 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
     training boxes' shell start-up files (conda, pyenv, modules) can take a
     good part of a second.
     """
-    return _sh(_backfill_script(needles, chunk_bytes, asks), path, str(int(start)))
+    return _sh(_backfill_script(needles, chunk_bytes, asks), operand(path), str(int(start)))
 
 
 def _backfill_script(needles: Sequence[bytes], chunk_bytes: int, asks: Sequence[str] = ()) -> str:
@@ -171,6 +174,19 @@ def _backfill_script(needles: Sequence[bytes], chunk_bytes: int, asks: Sequence[
             .replace("@PIECE_TO_EOF@", piece_command('"$f"', needles, '"$1"', None)))
 
 
+def operand(path: str) -> str:
+    """``path`` in a form no tool on the box can read as an option or an operator: a
+    relative path gets ``./`` before it (``-delete`` → ``./-delete``, ``!`` → ``./!``),
+    which names the same file; an absolute one already starts with ``/``.
+
+    ``--`` is not enough: ``find`` takes its starting points before any option and reads
+    the first word starting with ``-``, ``!`` or ``(`` as its expression, and not every
+    tool on every box (BusyBox, a BSD) honours ``--``. Every builder here passes its paths
+    through this, and tests/sources/ssh/test_hostile_paths.py runs each one on a real box
+    with names that try."""
+    return path if path.startswith(("/", "./", "../")) or path in (".", "..") else f"./{path}"
+
+
 def _sh(script: str, *args: str) -> str:
     """``script`` run by ``sh`` with ``args`` as ``$1``…, whatever the login shell is."""
     return " ".join(["sh", "-c", shlex.quote(script), "sh", *(shlex.quote(arg) for arg in args)])
@@ -178,7 +194,7 @@ def _sh(script: str, *args: str) -> str:
 
 def read_range(path: str, start: int, end: int | None) -> str:
     """The bytes ``[start, end)``, or from ``start`` to the end of the file."""
-    tail = f"tail -c +{int(start) + 1} -- {shlex.quote(path)} 2>/dev/null"
+    tail = f"tail -c +{int(start) + 1} -- {shlex.quote(operand(path))} 2>/dev/null"
     return tail if end is None else f"{tail} | head -c {max(0, int(end) - int(start))}"
 
 
@@ -186,7 +202,7 @@ def read_from(path: str, start: int) -> str:
     """A ``CLOCK`` line (``box_clock``), then the bytes from ``start`` to the end of the file:
     a read of what was written since also says when it was written, in the same round trip."""
     return _sh(f'{STAMP}stamp "$1"; {CLOCK_LINE}\ntail -c +{int(start) + 1} -- "$1" 2>/dev/null',
-               path)
+               operand(path))
 
 
 def follow(path: str, start: int) -> str:
@@ -199,7 +215,7 @@ def follow(path: str, start: int) -> str:
     """
     return _sh(f'{STAMP}stamp "$1"; {CLOCK_LINE}\n'
                f'tail -c +{int(start) + 1} -F -- "$1" & t=$!\n'
-               'cat >/dev/null; kill $t 2>/dev/null', path)
+               'cat >/dev/null; kill $t 2>/dev/null', operand(path))
 
 
 def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:
@@ -209,7 +225,7 @@ def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:
     only logger files last wrote; a last record ``NOW <box time>`` puts it on this
     machine's clock (``box_clock``: the box's clock may be off)."""
     tests = " -o ".join(f"-name {shlex.quote(name)}" for name in names)
-    quoted = " ".join(shlex.quote(root) for root in roots)
+    quoted = " ".join(shlex.quote(operand(root)) for root in roots)
     return (f"find {quoted} -maxdepth {int(depth)} -type f \\( {tests} \\) "
             f"-printf '%s %T@ %p\\0' 2>/dev/null; {_NOW}")
 
@@ -228,7 +244,7 @@ def list_logger_files(root: str, depth: int, jsonl_start: str, event_mark: str,
     per_file = (f'for f; do case $f in *.jsonl) if head -c {int(head_bytes)} -- "$f" | head -n 1 '
                 '| LC_ALL=C grep -aqE "$0"; then k=J; else k=-; fi;; *) k=E;; esac; '
                 'printf "%s %s %s\\0" "$k" "$(stat -c %Y -- "$f")" "$f"; done')
-    return (f"find {shlex.quote(root)} -maxdepth {int(depth)} -type f \\( -name '*.jsonl' "
+    return (f"find {shlex.quote(operand(root))} -maxdepth {int(depth)} -type f \\( -name '*.jsonl' "
             f"-o -name {shlex.quote(event_mark + '*')} \\) -exec sh -c {shlex.quote(per_file)} "
             f"{shlex.quote(jsonl_start)} {{}} + 2>/dev/null; {_NOW}")
 
@@ -236,7 +252,7 @@ def list_logger_files(root: str, depth: int, jsonl_start: str, event_mark: str,
 def hint_lines(path: str, needles: Sequence[str], after: int = 3) -> str:
     """The lines of the log's head and tail (where verl prints its config and announcements)
     that hold one of ``needles``, with ``after`` lines of context for wrapped lists."""
-    return hint_lines_of(shlex.quote(path), needles, after)
+    return hint_lines_of(shlex.quote(operand(path)), needles, after)
 
 
 def hint_lines_of(path: str, needles: Sequence[str], after: int = 3) -> str:

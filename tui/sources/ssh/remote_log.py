@@ -185,7 +185,8 @@ class RemoteLog:
             if self.prefilter and chosen is not None and chosen[0] and "\n" not in chosen[2]:
                 # The box backfills the chosen log in this channel (a name with a newline
                 # cannot be sent as one line: its backfill gets a channel of its own).
-                process.stdin.write(chosen[2].encode("utf-8", "surrogateescape") + b"\n")
+                chosen_path = remote_commands.operand(chosen[2])
+                process.stdin.write(chosen_path.encode("utf-8", "surrogateescape") + b"\n")
                 self._first, handed_on = await self._read_first(process, asks), True
             else:
                 process.stdin.write(b"\n")
