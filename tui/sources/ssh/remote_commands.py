@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from tui.sources.grep_filter import DD_CAN_CUT, piece_command
 from tui.sources.ssh.box_clock import CLOCK_LINE, STAMP
+from tui.sources.ssh.remote_identity import CHECK, HEAD_OF_SIZE, IDENT_LINE, IDENTIFY
 
 # The same sniff as local discovery (tui/sources/discovery.py): a verl step line.
 STEP_LINE_ERE = r"(^|[^[:alnum:]_/])step:[0-9]+ - [^[:space:]:]+:"
@@ -30,16 +31,18 @@ _WINDOW = 1 << 20
 # to be sent (each piece but the first is held in memory by dd until then).
 _PIECE_BUFFER = "16M"
 
-# $1: the log, $2: where to start. Prints CLOCK <size> <mtime> <box now> (box_clock),
+# $1: the log, $2: where to start, $3: how many first bytes identify it (none: remote_identity's
+# default). Prints CLOCK <size> <mtime> <box now> (box_clock), IDENT … (remote_identity),
 # RESUME <end of the last whole line>, CUTS <line starts>..., then (while the questions asked
 # beside it are answered on stderr: ANSWER <status> <n> and the n bytes of each) every piece's
 # grep -b output followed by END <grep's status>, piece after piece, then REST <n> and the n bytes
 # from RESUME to the size seen at the start (the line still being written); then a CLOCK
 # line again and, from that size on, what ``tail -F`` sends, for a reader that follows.
 _BACKFILL = r"""f=$1 a=$2 w=@WINDOW@
-@STAMP@stamp "$f"; s=$clk_s
+@STAMP@@IDENTIFY@stamp "$f"; s=$clk_s
 case $s in ''|*[!0-9]*) exit 3;; esac
 @CLOCK_LINE@
+id_n=${3:-@HEAD_OF_SIZE@}; ident "$f" "$id_n"; @IDENT_LINE@
 [ "$s" -lt "$w" ] && w=$s
 win() { tail -c +$((s - w + 1)) -- "$f" | head -c "$w"; }
 if [ "$s" -eq 0 ] || [ "$(win | tail -c 1 | od -An -tx1 | tr -d ' \n')" = 0a ]; then r=$s
@@ -73,6 +76,7 @@ pieces "$a" $c 2>/dev/null
 echo "REST $((s - r))"
 tail -c +$((r + 1)) -- "$f" 2>/dev/null | head -c $((s - r))
 stamp "$f"; @CLOCK_LINE@
+LC_ALL=C; export LC_ALL
 exec tail -c +$((s + 1)) -F -- "$f"
 """
 
@@ -134,11 +138,13 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
 
 
 def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, start: int = 0,
-             asks: Sequence[str] = ()) -> str:
+             asks: Sequence[str] = (), head_bytes: int | None = None) -> str:
     """The backfill of ``path`` from ``start``, in one channel and one round trip.
 
     Prints ``CLOCK <size> <mtime> <box now>`` first (see ``box_clock``: how old
-    the lines are is read in the same round trip). Then ``RESUME <offset>``: the end of the last whole line present now (a
+    the lines are is read in the same round trip), then ``IDENT …``: which file it is
+    (``remote_identity``; ``head_bytes``: of how many first bytes, those of a backfill
+    before this one, which resumes it). Then ``RESUME <offset>``: the end of the last whole line present now (a
     line still being written is left to the follower, which starts there, so it
     is read once and whole; only the last MiB is read to find it). Then
     ``CUTS <offset>...``: line starts that split ``[start, RESUME)`` into one
@@ -161,13 +167,16 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
     training boxes' shell start-up files (conda, pyenv, modules) can take a
     good part of a second.
     """
-    return _sh(_backfill_script(needles, chunk_bytes, asks), operand(path), str(int(start)))
+    identify = () if head_bytes is None else (str(int(head_bytes)),)
+    return _sh(_backfill_script(needles, chunk_bytes, asks), operand(path), str(int(start)), *identify)
 
 
 def _backfill_script(needles: Sequence[bytes], chunk_bytes: int, asks: Sequence[str] = ()) -> str:
     questions = "".join(f"ask {shlex.quote(ask)}; " for ask in asks)
     return (_BACKFILL.replace("@ASKS@", f"{_ASK}{{ {questions}}} >&2 &\n" if asks else "")
             .replace("@STAMP@", STAMP).replace("@CLOCK_LINE@", CLOCK_LINE)
+            .replace("@IDENTIFY@", IDENTIFY).replace("@HEAD_OF_SIZE@", HEAD_OF_SIZE)
+            .replace("@IDENT_LINE@", IDENT_LINE)
             .replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
             .replace("@DD_CAN_CUT@", DD_CAN_CUT).replace("@BUFFER@", _PIECE_BUFFER)
             .replace("@PIECE_TO_END_OF_CUT@", piece_command('"$f"', needles, '"$1"', '"$(($2 - $1))"'))
@@ -205,17 +214,21 @@ def read_from(path: str, start: int) -> str:
                operand(path))
 
 
-def follow(path: str, start: int) -> str:
+def follow(path: str, start: int, identity: tuple[str, str, str] | None = None) -> str:
     """Stream from ``start`` as the log grows (``tail -F``: across rotation and truncation).
 
     Its first line is a ``CLOCK`` line (``box_clock``), printed before tail starts:
     the bytes a follower sends first were written before it started, perhaps long
     before (those written while the connection was down), so they must not count
-    as written when they arrive.
+    as written when they arrive. Then ``FROM <offset> [why]`` and ``IDENT …``
+    (``remote_identity``): given the ``identity`` seen before, the box starts from 0
+    instead when the log is no longer that file or was rewritten. ``tail``'s notices on
+    stderr are in English (``LC_ALL=C``), for the source to read.
     """
-    return _sh(f'{STAMP}stamp "$1"; {CLOCK_LINE}\n'
-               f'tail -c +{int(start) + 1} -F -- "$1" & t=$!\n'
-               'cat >/dev/null; kill $t 2>/dev/null', operand(path))
+    return _sh(f'{STAMP}{IDENTIFY}stamp "$1"; {CLOCK_LINE}\n{CHECK}LC_ALL=C; export LC_ALL\n'
+               'tail -c +$((o + 1)) -F -- "$1" & t=$!\n'
+               'cat >/dev/null; kill $t 2>/dev/null', operand(path), str(int(start)),
+               *(identity or ("", "", "")))
 
 
 def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:

@@ -38,12 +38,14 @@ from tui.sources.base import (
     SourceEvent,
     Status,
 )
+from tui.sources import follow_identity
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.pool import ConnectionPool, Seat
+from tui.sources.ssh.remote_identity import RemoteIdentity, parse_from
 from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
@@ -55,8 +57,9 @@ _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # A follower whose log's size is unknown, or which has caught up once, is caught up again
 # when no byte has come for this long (a burst of new lines is not settled halfway).
 _QUIET_S = 0.3
-# What GNU tail -F says on stderr when the file shrank under it.
-_RESTARTED = "file truncated"
+# What GNU tail -F says on stderr (in the C locale) when the file it follows changed.
+_TAIL_NOTICES = {"file truncated": "truncated", "has been replaced": "replaced",
+                 "has appeared": "replaced"}
 
 
 class RemoteLog:
@@ -91,6 +94,9 @@ class RemoteLog:
         # set by connect(); then there are no console bytes to stream.
         self.logger_files = None
         self._chosen: tuple[bool, int, str] | None = None  # the log discovery chose
+        # Which file the bytes delivered so far came from (remote_identity), checked again by
+        # each follower and backfill that resumes them.
+        self._identity: RemoteIdentity | None = None
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -294,17 +300,21 @@ class RemoteLog:
         if start == 0 and self.prefilter:
             delivered = 0  # where the lines delivered so far end
             while True:
+                restart = False
                 try:
                     async for event in self._backfill(follow, delivered):
                         yield event
-                        if isinstance(event, Lines):
+                        if isinstance(event, Reset):  # another file: its backfill from 0
+                            restart, delivered = True, 0
+                        elif isinstance(event, Lines):
                             offset = event.resume_at
                             if event.lines:
                                 last, line = event.lines[-1]
                                 delivered = last + len(line)
                         elif isinstance(event, Data):  # the line still being written: the
                             offset = event.offset + len(event.data)  # follower reads on from its end
-                    break
+                    if not restart:
+                        break
                 except _Dropped as dropped:
                     if not follow:
                         raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
@@ -321,7 +331,9 @@ class RemoteLog:
                     elif isinstance(read, Reset):
                         offset = 0
                     yield read
-                return
+                if not follow:
+                    return
+                # A follower returns after tail's notice of a change: another from 0.
             except _Dropped as dropped:
                 if not follow:
                     raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
@@ -345,7 +357,8 @@ class RemoteLog:
             yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
             return
 
-    async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data | Status]:
+    async def _backfill(self, follow: bool, start: int = 0
+                        ) -> AsyncIterator[Lines | Data | Status | Reset]:
         """Lines of ``[start, RESUME)`` matching the prefilter, in order, as the box's
         pieces send them (always at least one event, to say where RESUME is);
         then the bytes from RESUME to the end seen then. With ``follow``, the channel
@@ -356,8 +369,19 @@ class RemoteLog:
         backfill, self._first = self._first, None  # connect()'s, for a backfill from 0
         try:
             if backfill is None:
+                seen = self._identity if start else None
                 backfill = await _Backfill.read(await self._open(remote_commands.backfill(
-                    self.path, self.prefilter, self.piece_bytes, start)), self.label)
+                    self.path, self.prefilter, self.piece_bytes, start,
+                    head_bytes=seen.head_bytes if seen is not None else None)), self.label)
+                now = backfill.plan.identity
+                change = None if seen is None or now is None else (
+                    seen.same_file(now)
+                    or ("truncated" if backfill.plan.resume_at < start else None))
+                if change is not None:
+                    self._identity = None
+                    yield self._reset(change)
+                    return
+            self._identity = backfill.plan.identity
             resume_at, clock = backfill.plan.resume_at, backfill.plan.clock
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
@@ -405,9 +429,10 @@ class RemoteLog:
             handoff.process.close()
             handoff = None
         if handoff is None:
+            seen = self._identity.args() if self._identity is not None and offset else None
             try:
                 process = await self.connection.create_process(
-                    remote_commands.follow(self.path, offset), encoding=None)
+                    remote_commands.follow(self.path, offset, seen), encoding=None)
             except (OSError, asyncssh.Error) as error:
                 raise _Dropped(str(error)) from None
         else:
@@ -424,6 +449,14 @@ class RemoteLog:
                      else BoxClock.parse(await process.stdout.readline(), time.time()))
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
+            if handoff is None:  # where the box started tail, and which file it follows
+                start = parse_from(await process.stdout.readline())
+                self._identity = RemoteIdentity.parse(await process.stdout.readline())
+                if start is None:
+                    raise _Dropped("the follower on the box did not start")
+                if start[1] is not None:
+                    yield self._reset(start[1])
+                    offset = 0
             if handoff is not None and handoff.pending:  # read with the backfill's last bytes
                 end = offset + len(handoff.pending)
                 yield Data(offset, handoff.pending, handoff.clock.mtime_for(end))
@@ -446,10 +479,12 @@ class RemoteLog:
                         # stderr at EOF: wait on nothing rather than spin on empty reads.
                         errors = (asyncio.create_task(process.stderr.readline()) if message
                                   else asyncio.get_running_loop().create_future())
-                        if _RESTARTED in message or "replaced" in message:
-                            yield Reset(f"{self.label} was truncated or replaced; reading it again "
-                                        "from the start")
-                            offset, clock = 0, None  # the stamp was the old file's
+                        if (change := _tail_notice(message)) is not None:
+                            # The bytes tail sent before its notice may be the new file's:
+                            # a follower of its own reads that from the start.
+                            self._identity = None
+                            yield self._reset(change)
+                            return
                     if data_task in done:
                         break
                     # Caught up: quiet for a moment, and every byte the log held when
@@ -475,6 +510,12 @@ class RemoteLog:
                     # A read the connection's loss ended is answered here, not logged as lost.
                     task.add_done_callback(lambda done: done.cancelled() or done.exception())
             process.close()
+
+    def _reset(self, change: str) -> Reset:
+        """The notice for a log that ``change`` (``"replaced"``, ``"truncated"``), worded as
+        for a local log."""
+        return Reset(follow_identity.replaced(self.label) if change == "replaced"
+                     else follow_identity.truncated(self.label))
 
     async def read_range(self, start: int, end: int) -> bytes:
         if end <= start:
@@ -503,6 +544,12 @@ class RemoteLog:
         """The box itself, over this log's connection (one login serves both)."""
         return AcceleratorHost(SshRunner(lambda: self.connection, self._answers.take),
                                self.target.host, False)
+
+
+def _tail_notice(message: str) -> str | None:
+    """What a line of ``tail -F``'s stderr says changed (``"replaced"``, ``"truncated"``), if
+    it is a notice of a change."""
+    return next((change for notice, change in _TAIL_NOTICES.items() if notice in message), None)
 
 
 async def _after(first: Awaitable[None], then: Callable[[], Awaitable[bytes]]) -> bytes:
@@ -569,11 +616,13 @@ class _Handoff:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """A backfill plan from the box: where the follower starts, where the pieces meet,
-    and when the box last wrote the log (None: the box printed no ``CLOCK`` line)."""
+    when the box last wrote the log (None: the box printed no ``CLOCK`` line), and which
+    file it is."""
 
     resume_at: int
     cuts: tuple[int, ...]
     clock: BoxClock | None = None
+    identity: RemoteIdentity | None = None  # which file it is (remote_identity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -588,14 +637,17 @@ class _Backfill:
         """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
         output (the first as soon as it comes: the box's time is compared with ours then)."""
         clock = BoxClock.parse(await process.stdout.readline(), time.time())
+        identity = RemoteIdentity.parse(await process.stdout.readline())
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
-        if (clock is None or resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
-                or cuts[:1] != [b"CUTS"] or not all(cut.isdigit() for cut in cuts[1:])):
+        if (clock is None or identity is None or resume[:1] != [b"RESUME"] or len(resume) != 2
+                or not resume[1].isdigit() or cuts[:1] != [b"CUTS"]
+                or not all(cut.isdigit() for cut in cuts[1:])):
             process.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process)
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock, identity),
+                   process)
 
 
 class PiecesOutput(GrepOutput):
