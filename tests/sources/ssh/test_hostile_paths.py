@@ -117,10 +117,13 @@ BUILDERS: dict[str, Callable[[str], str]] = {
     "remote_commands.discover+backfill": lambda path: remote_commands.discover(path, NEEDLES, 1024,
                                                                                ["echo asked"]),
     "remote_commands.backfill": lambda path: remote_commands.backfill(path, NEEDLES, 1024, 0, ["true"]),
+    "remote_commands.backfill resumed": lambda path: remote_commands.backfill(path, NEEDLES, 1024, 10,
+                                                                              head_bytes=64),
     "remote_commands.read_range": lambda path: remote_commands.read_range(path, 0, 100),
     "remote_commands.read_range to the end": lambda path: remote_commands.read_range(path, 0, None),
     "remote_commands.read_from": lambda path: remote_commands.read_from(path, 0),
     "remote_commands.follow": lambda path: remote_commands.follow(path, 0),
+    "remote_commands.follow resumed": lambda path: remote_commands.follow(path, 10, ("1:2", "64", "123")),
     "remote_commands.list_files": lambda path: remote_commands.list_files([path, "logs"], 3, ["*.log"]),
     "remote_commands.list_logger_files": lambda path: remote_commands.list_logger_files(
         path, 3, RECORD_START, EVENT_FILE_MARK),

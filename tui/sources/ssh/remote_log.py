@@ -450,12 +450,12 @@ class RemoteLog:
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
             if handoff is None:  # where the box started tail, and which file it follows
-                start = parse_from(await process.stdout.readline())
+                began = parse_from(await process.stdout.readline())
                 self._identity = RemoteIdentity.parse(await process.stdout.readline())
-                if start is None:
+                if began is None:
                     raise _Dropped("the follower on the box did not start")
-                if start[1] is not None:
-                    yield self._reset(start[1])
+                if began[1] is not None:
+                    yield self._reset(began[1])
                     offset = 0
             if handoff is not None and handoff.pending:  # read with the backfill's last bytes
                 end = offset + len(handoff.pending)
@@ -634,8 +634,9 @@ class _Backfill:
 
     @classmethod
     async def read(cls, process: Process, label: str) -> _Backfill:
-        """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
-        output (the first as soon as it comes: the box's time is compared with ours then)."""
+        """Read the ``CLOCK …``, ``IDENT …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start
+        ``process``'s output (the first as soon as it comes: the box's time is compared with ours
+        then)."""
         clock = BoxClock.parse(await process.stdout.readline(), time.time())
         identity = RemoteIdentity.parse(await process.stdout.readline())
         resume = (await process.stdout.readline()).split()
