@@ -78,11 +78,12 @@ def fill(sandbox: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def sandbox_box(tmp_path_factory) -> Iterator[tuple[ClientHome, Path, Path]]:
-    """A box (alias ``sandbox``) whose logins start in a folder of hostile names; returns the
-    client home, that folder, and a folder outside it for markers an injection would make."""
+def sandbox_box(ssh_world, tmp_path_factory) -> Iterator[tuple[ClientHome, Path, Path]]:
+    """A box (alias ``sandbox`` in the test client home) whose logins start in a folder of
+    hostile names; returns the client home, that folder, and a folder outside it for markers
+    an injection would make."""
+    home = ssh_world[0]
     root = tmp_path_factory.mktemp("hostile")
-    home = ClientHome(root / "home")
     sandbox, outside = root / "box home", root / "outside"
     sandbox.mkdir()
     outside.mkdir()
@@ -96,10 +97,8 @@ def sandbox_box(tmp_path_factory) -> Iterator[tuple[ClientHome, Path, Path]]:
 
 
 @pytest.fixture
-def sandbox_home(sandbox_box, monkeypatch):
-    home, _, _ = sandbox_box
-    monkeypatch.setenv("HOME", str(home.path))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+def sandbox_home(sandbox_box, client_home):
+    """``sandbox_box``, with this process's ``~`` the client home (for in-process tests)."""
     return sandbox_box
 
 

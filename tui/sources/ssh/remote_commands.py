@@ -214,7 +214,8 @@ def read_from(path: str, start: int) -> str:
                operand(path))
 
 
-def follow(path: str, start: int, identity: tuple[str, str, str] | None = None) -> str:
+def follow(path: str, start: int, identity: tuple[str, str, str] | None = None,
+           changed: bool = False) -> str:
     """Stream from ``start`` as the log grows (``tail -F``: across rotation and truncation).
 
     Its first line is a ``CLOCK`` line (``box_clock``), printed before tail starts:
@@ -222,13 +223,14 @@ def follow(path: str, start: int, identity: tuple[str, str, str] | None = None) 
     before (those written while the connection was down), so they must not count
     as written when they arrive. Then ``FROM <offset> [why]`` and ``IDENT …``
     (``remote_identity``): given the ``identity`` seen before, the box starts from 0
-    instead when the log is no longer that file or was rewritten. ``tail``'s notices on
-    stderr are in English (``LC_ALL=C``), for the source to read.
+    instead when the log is no longer that file or was rewritten, and so it does when
+    ``changed`` (tail said so), saying which. ``tail``'s notices on stderr are in English
+    (``LC_ALL=C``), for the source to read.
     """
     return _sh(f'{STAMP}{IDENTIFY}stamp "$1"; {CLOCK_LINE}\n{CHECK}LC_ALL=C; export LC_ALL\n'
                'tail -c +$((o + 1)) -F -- "$1" & t=$!\n'
                'cat >/dev/null; kill $t 2>/dev/null', operand(path), str(int(start)),
-               *(identity or ("", "", "")))
+               *(identity or ("", "", "")), "changed" if changed else "")
 
 
 def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:

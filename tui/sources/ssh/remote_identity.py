@@ -9,13 +9,14 @@ the log's device and inode (``stat -c``) and POSIX ``cksum``'s CRC of its first 
 ``HEAD_BYTES``, or the size when smaller), each ``-`` where the box cannot say. A follower
 given the identity seen before checks it on the box and starts from 0 when the file is
 another one, shrank below the offset, or no longer starts with the same bytes (emptied and
-written past the offset while the connection was down), saying so first::
+written past the offset while the connection was down), saying so first (and, told that
+``tail -F`` noticed a change, starts from 0 and says which change it was)::
 
     FROM <offset> [replaced|truncated]
 
 No round trip is added, and none per poll: three forks on the box when a follower starts
 (``stat``, ``head``, ``cksum``). While a follower runs, ``tail -F``'s own notices say when
-the file changed; rlwatch then starts a follower from 0 (``remote_log``).
+the file changed; rlwatch then starts another, which reads it from 0 (``remote_log``).
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ HEAD_OF_SIZE = f"$((s < {HEAD_BYTES} ? s : {HEAD_BYTES}))"
 # The line, once ``ident`` has run with id_n bytes.
 IDENT_LINE = 'echo "IDENT ${id_f:--} $id_n ${id_h:--}"'
 # After ``stamp`` (s: the size) and with $2 the offset, $3 $4 $5 the identity seen before (none:
-# $3 empty): FROM, and the tail's start in o; then the file's identity now.
+# $3 empty) and $6 non-empty when tail said the file changed: FROM, and the tail's start in o;
+# then the file's identity now.
 CHECK = (f"""s=${{clk_s:-0}} o=$2 w=
 id_n=${{4:-{HEAD_OF_SIZE}}}; ident "$1" "$id_n"
-if [ -n "$3" ]; then
-  if [ "${{id_f:--}}" != "$3" ]; then w=replaced
-  elif [ "$s" -lt "$o" ] || [ "${{id_h:--}}" != "$5" ]; then w=truncated; fi
+if [ -n "$3" ] && [ "${{id_f:--}}" != "$3" ]; then w=replaced
+elif [ -n "$6" ] || [ "$s" -lt "$o" ] || {{ [ -n "$3" ] && [ "${{id_h:--}}" != "$5" ]; }}; then w=truncated
 fi
 [ -z "$w" ] || o=0
 echo "FROM $o $w"

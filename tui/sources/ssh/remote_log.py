@@ -58,8 +58,7 @@ _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # when no byte has come for this long (a burst of new lines is not settled halfway).
 _QUIET_S = 0.3
 # What GNU tail -F says on stderr (in the C locale) when the file it follows changed.
-_TAIL_NOTICES = {"file truncated": "truncated", "has been replaced": "replaced",
-                 "has appeared": "replaced"}
+_TAIL_NOTICES = ("file truncated", "has been replaced", "has appeared")
 
 
 class RemoteLog:
@@ -97,6 +96,8 @@ class RemoteLog:
         # Which file the bytes delivered so far came from (remote_identity), checked again by
         # each follower and backfill that resumes them.
         self._identity: RemoteIdentity | None = None
+        # Whether tail said the log changed: the next follower reads it from 0, saying how.
+        self._changed = False
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -333,7 +334,7 @@ class RemoteLog:
                     yield read
                 if not follow:
                     return
-                # A follower returns after tail's notice of a change: another from 0.
+                # A follower returns after tail's notice of a change: another reads it anew.
             except _Dropped as dropped:
                 if not follow:
                     raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
@@ -432,7 +433,7 @@ class RemoteLog:
             seen = self._identity.args() if self._identity is not None and offset else None
             try:
                 process = await self.connection.create_process(
-                    remote_commands.follow(self.path, offset, seen), encoding=None)
+                    remote_commands.follow(self.path, offset, seen, self._changed), encoding=None)
             except (OSError, asyncssh.Error) as error:
                 raise _Dropped(str(error)) from None
         else:
@@ -452,6 +453,7 @@ class RemoteLog:
             if handoff is None:  # where the box started tail, and which file it follows
                 began = parse_from(await process.stdout.readline())
                 self._identity = RemoteIdentity.parse(await process.stdout.readline())
+                self._changed = False
                 if began is None:
                     raise _Dropped("the follower on the box did not start")
                 if began[1] is not None:
@@ -479,11 +481,11 @@ class RemoteLog:
                         # stderr at EOF: wait on nothing rather than spin on empty reads.
                         errors = (asyncio.create_task(process.stderr.readline()) if message
                                   else asyncio.get_running_loop().create_future())
-                        if (change := _tail_notice(message)) is not None:
-                            # The bytes tail sent before its notice may be the new file's:
-                            # a follower of its own reads that from the start.
-                            self._identity = None
-                            yield self._reset(change)
+                        if _tail_notice(message):
+                            # The bytes tail sent before its notice may be the new file's: a
+                            # follower of its own reads it from the start, once the box has
+                            # said whether it is another file or the same one rewritten.
+                            self._changed = True
                             return
                     if data_task in done:
                         break
@@ -546,10 +548,9 @@ class RemoteLog:
                                self.target.host, False)
 
 
-def _tail_notice(message: str) -> str | None:
-    """What a line of ``tail -F``'s stderr says changed (``"replaced"``, ``"truncated"``), if
-    it is a notice of a change."""
-    return next((change for notice, change in _TAIL_NOTICES.items() if notice in message), None)
+def _tail_notice(message: str) -> bool:
+    """Whether a line of ``tail -F``'s stderr says the file it follows changed."""
+    return any(notice in message for notice in _TAIL_NOTICES)
 
 
 async def _after(first: Awaitable[None], then: Callable[[], Awaitable[bytes]]) -> bytes:
