@@ -12,9 +12,16 @@ import asyncio
 import os
 import signal
 
+import pytest
+
 from tests.sshd import processes_mentioning
 from tests.support import following, until
-from tui.sources.base import Reset, Status
+from tui.model.run_model import RunModel
+from tui.parsers.log_scanner import NEEDLES
+from tui.session.feed import Feed
+from tui.sources.base import Lines, Reset, Status
+from tui.sources.ssh.remote_log import RemoteLog
+from tui.sources.ssh.target import RemoteTarget
 
 LINE = "step:{0} - critic/score/mean:{1} - actor/kl_loss:{2} - timing_s/step:2.0\n"
 
@@ -41,20 +48,40 @@ def rewrite(log, text: str) -> None:
         handle.write(text)
 
 
-async def test_a_replaced_remote_log_is_read_anew_with_the_local_notice(client_home, tmp_path):
-    log = tmp_path / "run.log"
-    log.write_text(lines(range(1, 9)))
+async def followed_through(log, before: int, change, last_step: int, box=None
+                           ) -> tuple[RunModel, list[str]]:
+    """The model of a followed ``log`` (its last step ``before``) that ``change(events)`` changed,
+    once it reached ``last_step``, and the notices it gave; with ``box`` (its sshd), changed
+    while the connection was down."""
     events: list[Status | Reset] = []
     async with following(log, events.append) as model:
-        await until(lambda: model.last_step == 8, 10)
-        await tail_running(log)
+        await until(lambda: model.last_step == before, 10)
+        if box is None:
+            await tail_running(log)
+        else:
+            for pid in box.session_pids():  # the box's side of our connection dies
+                os.kill(pid, signal.SIGKILL)
+        await change(events)
+        await until(lambda: model.last_step == last_step, 20, "the new run's steps")
+        await asyncio.sleep(1.0)  # nothing of the old file comes after
+        return model, [event.reason for event in events if isinstance(event, Reset)]
+
+
+@pytest.mark.parametrize("connected", [True, False])
+async def test_a_replaced_remote_log_is_read_anew_with_the_local_notice(client_home, ssh_world, tmp_path,
+                                                                        connected):
+    log = tmp_path / "run.log"
+    log.write_text(lines(range(1, 9)))
+    new_steps = range(1, 3) if connected else range(1, 12)  # shorter, or longer than the old one
+
+    async def replace(_) -> None:
         os.rename(log, tmp_path / "run.log.1")
-        log.write_text(lines(range(1, 3), score=0.9, kl=0.5))
-        await until(lambda: model.step_count == 2 and model.last_step == 2, 15, "the new run's two steps")
-        await asyncio.sleep(1.5)  # nothing of the old file comes after
-        assert steps_and_scores(model) == [(1, 0.9), (2, 0.9)]
-        assert list(model.series["actor/kl_loss"].values) == [0.5, 0.5]
-    resets = [event.reason for event in events if isinstance(event, Reset)]
+        log.write_text(lines(new_steps, score=0.9, kl=0.5))
+
+    model, resets = await followed_through(log, 8, replace, new_steps[-1],
+                                           None if connected else ssh_world[1])
+    assert steps_and_scores(model) == [(step, 0.9) for step in new_steps]
+    assert list(model.series["actor/kl_loss"].values) == [0.5] * len(new_steps)
     assert resets == [f"gpu:{log} was replaced; reading the new file from the start"]
 
 
@@ -65,47 +92,15 @@ async def test_a_log_emptied_and_rewritten_longer_while_followed_is_read_from_th
     file's, whatever order tail's notice and its bytes arrive in."""
     log = tmp_path / "run.log"
     log.write_text(lines(range(1, 4)))
-    events: list[Status | Reset] = []
-    async with following(log, events.append) as model:
-        await until(lambda: model.last_step == 3, 10)
-        await tail_running(log)
+
+    async def restart(events) -> None:
         rewrite(log, "")
         await until(lambda: any(isinstance(event, Reset) for event in events), 10, "tail's notice")
         rewrite(log, lines(range(50, 54), score=0.7))  # past the old size in one write
-        await until(lambda: model.last_step == 53, 15, "the new run's steps")
-        await asyncio.sleep(1.5)
-        assert steps_and_scores(model) == [(step, 0.7) for step in range(50, 54)]
-    resets = [event.reason for event in events if isinstance(event, Reset)]
+
+    model, resets = await followed_through(log, 3, restart, 53)
+    assert steps_and_scores(model) == [(step, 0.7) for step in range(50, 54)]
     assert resets == [f"gpu:{log} was truncated; reading it again from the start"]
-
-
-async def after_a_drop(gpu, log, before: int, change, last_step: int
-                      ) -> tuple[list[tuple[int, float]], list[str]]:
-    """The steps (and scores) of a followed ``log`` (its last step ``before``) that ``change()``
-    changed while the connection was down, once the follower reached ``last_step``; and the
-    notices it gave."""
-    events: list[Status | Reset] = []
-    async with following(log, events.append) as model:
-        await until(lambda: model.last_step == before, 10)
-        for pid in gpu.session_pids():  # the box's side of our connection dies
-            os.kill(pid, signal.SIGKILL)
-        change()
-        await until(lambda: model.last_step == last_step, 20, "the new run's steps")
-        await asyncio.sleep(1.0)
-        return steps_and_scores(model), [event.reason for event in events if isinstance(event, Reset)]
-
-
-async def test_a_log_replaced_while_disconnected_is_read_anew(client_home, ssh_world, tmp_path):
-    log = tmp_path / "run.log"
-    log.write_text(lines(range(1, 9)))
-
-    def replace() -> None:
-        os.rename(log, tmp_path / "run.log.1")
-        log.write_text(lines(range(1, 12), score=0.9))  # longer than the old one
-
-    steps, resets = await after_a_drop(ssh_world[1], log, 8, replace, 11)
-    assert steps == [(step, 0.9) for step in range(1, 12)]
-    assert resets == [f"gpu:{log} was replaced; reading the new file from the start"]
 
 
 async def test_a_log_rewritten_longer_while_disconnected_is_read_from_the_start(client_home, ssh_world,
@@ -115,12 +110,60 @@ async def test_a_log_rewritten_longer_while_disconnected_is_read_from_the_start(
     log = tmp_path / "run.log"
     log.write_text(lines(range(1, 4)))
 
-    def rewrite_longer() -> None:
+    async def rewrite_longer(_) -> None:
         rewrite(log, "")
         rewrite(log, lines(range(50, 52), score=0.7))
         with open(log, "a") as handle:
             handle.write(lines(range(52, 54), score=0.7))
 
-    steps, resets = await after_a_drop(ssh_world[1], log, 3, rewrite_longer, 53)
-    assert steps == [(step, 0.7) for step in range(50, 54)]
+    model, resets = await followed_through(log, 3, rewrite_longer, 53, ssh_world[1])
+    assert steps_and_scores(model) == [(step, 0.7) for step in range(50, 54)]
     assert resets == [f"gpu:{log} was truncated; reading it again from the start"]
+
+
+class ReplacedAtFirstLines:
+    """A real RemoteLog whose box kills our SSH sessions as soon as the backfill's first lines
+    arrive, and whose log is then replaced: the backfill resumes on another file."""
+
+    def __init__(self, source: RemoteLog, sshd, replace) -> None:
+        self.source, self.sshd, self.replace = source, sshd, replace
+        self.label = source.label
+
+    async def stream(self, start: int, follow: bool):
+        cut = False
+        async for event in self.source.stream(start, follow):
+            if not cut and isinstance(event, Lines) and event.lines:
+                cut = True
+                for pid in self.sshd.session_pids():
+                    os.kill(pid, signal.SIGKILL)
+                self.replace()
+            yield event
+
+
+async def test_a_log_replaced_while_a_dropped_backfill_waits_is_read_anew(client_home, ssh_world,
+                                                                          tmp_path):
+    log = tmp_path / "run.log"
+    # ~9 MB of matched lines: more than SSH's flow-control window, so most are still on the box.
+    log.write_text("".join(f"step:{step} - critic/score/mean:0.5 - {'x/pad:1 - ' * 100}z:1\n"
+                           for step in range(1, 8001)))
+
+    def replace() -> None:
+        os.rename(log, tmp_path / "run.log.1")
+        log.write_text(lines(range(1, 6), score=0.9))
+
+    events: list[Status | Reset] = []
+    cut = ReplacedAtFirstLines(RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES), ssh_world[1], replace)
+    await cut.source.connect()
+    model = RunModel()
+    task = asyncio.create_task(Feed(cut, model, on_status=events.append).run(follow=True))
+    try:
+        await until(lambda: any(isinstance(event, Reset) for event in events), 30, "the notice")
+        await until(lambda: model.last_step == 5, 15, "the new run's steps")
+        await asyncio.sleep(1.0)
+        assert steps_and_scores(model) == [(step, 0.9) for step in range(1, 6)]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await cut.source.close()
+    resets = [event.reason for event in events if isinstance(event, Reset)]
+    assert resets == [f"gpu:{log} was replaced; reading the new file from the start"]
