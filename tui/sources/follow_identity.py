@@ -55,8 +55,8 @@ class LocalIdentity:
 
     def read(self, data: bytes, end: int) -> LocalIdentity:
         """The same file, ``data`` read from it up to ``end`` (no I/O: its last bytes are kept)."""
-        before = self.tail if self.tail_end == end - len(data) else b""
-        return replace(self, tail=(before + data)[-_TAIL_BYTES:], tail_end=end)
+        before = self.tail if self.tail_end == end - len(data) and len(data) < _TAIL_BYTES else b""
+        return replace(self, tail=before[len(data) - _TAIL_BYTES:] + data[-_TAIL_BYTES:], tail_end=end)
 
     def change(self, path: str | os.PathLike[str], fd: int, offset: int
                ) -> tuple[str | None, LocalIdentity]:
