@@ -131,6 +131,8 @@ BUILDERS: dict[str, Callable[[str], str]] = {
     "remote_glob.expand_command (in a folder)": lambda path: remote_glob.expand_command(f"{path}/*"),
     "ssh_runner.remote_command": lambda path: remote_command(["ls", "-d", "--", path]),
     "slurm.commands.user_jobs": lambda path: slurm_commands.user_jobs(),
+    # A job id is digits by the time it gets here (tui.sources.slurm.target); hostile all the same.
+    "slurm.commands.job_query": lambda path: slurm_commands.job_query(path),
 }
 # Functions of remote_commands that build no command of their own: the guard itself, and a
 # builder of a part that takes an already quoted shell word (its callers' ``"$f"``).
