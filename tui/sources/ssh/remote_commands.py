@@ -3,7 +3,9 @@
 All of them only read. Every path they hand a tool goes through ``operand`` first:
 quoting stops a path from becoming a command, not from being read as an option,
 and ``find`` reads a starting point ``-delete`` as its action (a directory of
-that name once emptied a user's home) and ignores ``--``. Scripts that start several processes or loop run
+that name once emptied a user's home) and ignores ``--``.
+
+Scripts that start several processes or loop run
 under ``sh -c`` with the log's path as ``$1``, so they mean the same whatever
 the user's login shell is (zsh, say, does not split ``$cuts`` into words).
 The follower and the backfill are wrapped so that they die with the SSH
