@@ -38,12 +38,14 @@ from tui.sources.base import (
     SourceEvent,
     Status,
 )
+from tui.sources import follow_identity
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
 from tui.sources.ssh import remote_commands
 from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.pool import ConnectionPool, Seat
+from tui.sources.ssh.remote_identity import RemoteIdentity, parse_from
 from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
@@ -55,8 +57,8 @@ _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # A follower whose log's size is unknown, or which has caught up once, is caught up again
 # when no byte has come for this long (a burst of new lines is not settled halfway).
 _QUIET_S = 0.3
-# What GNU tail -F says on stderr when the file shrank under it.
-_RESTARTED = "file truncated"
+# What GNU tail -F says on stderr (in the C locale) when the file it follows changed.
+_TAIL_NOTICES = ("file truncated", "has been replaced", "has appeared")
 
 
 class RemoteLog:
@@ -91,6 +93,11 @@ class RemoteLog:
         # set by connect(); then there are no console bytes to stream.
         self.logger_files = None
         self._chosen: tuple[bool, int, str] | None = None  # the log discovery chose
+        # Which file the bytes delivered so far came from (remote_identity), checked again by
+        # each follower and backfill that resumes them.
+        self._identity: RemoteIdentity | None = None
+        # Whether tail said the log changed: the next follower reads it from 0, saying how.
+        self._changed = False
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -185,7 +192,8 @@ class RemoteLog:
             if self.prefilter and chosen is not None and chosen[0] and "\n" not in chosen[2]:
                 # The box backfills the chosen log in this channel (a name with a newline
                 # cannot be sent as one line: its backfill gets a channel of its own).
-                process.stdin.write(chosen[2].encode("utf-8", "surrogateescape") + b"\n")
+                chosen_path = remote_commands.operand(chosen[2])
+                process.stdin.write(chosen_path.encode("utf-8", "surrogateescape") + b"\n")
                 self._first, handed_on = await self._read_first(process, asks), True
             else:
                 process.stdin.write(b"\n")
@@ -293,17 +301,21 @@ class RemoteLog:
         if start == 0 and self.prefilter:
             delivered = 0  # where the lines delivered so far end
             while True:
+                restart = False
                 try:
                     async for event in self._backfill(follow, delivered):
                         yield event
-                        if isinstance(event, Lines):
+                        if isinstance(event, Reset):  # another file: its backfill from 0
+                            restart, delivered = True, 0
+                        elif isinstance(event, Lines):
                             offset = event.resume_at
                             if event.lines:
                                 last, line = event.lines[-1]
                                 delivered = last + len(line)
                         elif isinstance(event, Data):  # the line still being written: the
                             offset = event.offset + len(event.data)  # follower reads on from its end
-                    break
+                    if not restart:
+                        break
                 except _Dropped as dropped:
                     if not follow:
                         raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
@@ -320,7 +332,9 @@ class RemoteLog:
                     elif isinstance(read, Reset):
                         offset = 0
                     yield read
-                return
+                if not follow:
+                    return
+                # A follower returns after tail's notice of a change: another reads it anew.
             except _Dropped as dropped:
                 if not follow:
                     raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
@@ -344,7 +358,8 @@ class RemoteLog:
             yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
             return
 
-    async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data | Status]:
+    async def _backfill(self, follow: bool, start: int = 0
+                        ) -> AsyncIterator[Lines | Data | Status | Reset]:
         """Lines of ``[start, RESUME)`` matching the prefilter, in order, as the box's
         pieces send them (always at least one event, to say where RESUME is);
         then the bytes from RESUME to the end seen then. With ``follow``, the channel
@@ -355,8 +370,19 @@ class RemoteLog:
         backfill, self._first = self._first, None  # connect()'s, for a backfill from 0
         try:
             if backfill is None:
+                seen = self._identity if start else None
                 backfill = await _Backfill.read(await self._open(remote_commands.backfill(
-                    self.path, self.prefilter, self.piece_bytes, start)), self.label)
+                    self.path, self.prefilter, self.piece_bytes, start,
+                    head_bytes=seen.head_bytes if seen is not None else None)), self.label)
+                now = backfill.plan.identity
+                change = None if seen is None or now is None else (
+                    seen.same_file(now)
+                    or ("truncated" if backfill.plan.resume_at < start else None))
+                if change is not None:
+                    self._identity = None
+                    yield self._reset(change)
+                    return
+            self._identity = backfill.plan.identity
             resume_at, clock = backfill.plan.resume_at, backfill.plan.clock
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
@@ -404,9 +430,10 @@ class RemoteLog:
             handoff.process.close()
             handoff = None
         if handoff is None:
+            seen = self._identity.args() if self._identity is not None and offset else None
             try:
                 process = await self.connection.create_process(
-                    remote_commands.follow(self.path, offset), encoding=None)
+                    remote_commands.follow(self.path, offset, seen, self._changed), encoding=None)
             except (OSError, asyncssh.Error) as error:
                 raise _Dropped(str(error)) from None
         else:
@@ -423,6 +450,15 @@ class RemoteLog:
                      else BoxClock.parse(await process.stdout.readline(), time.time()))
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
+            if handoff is None:  # where the box started tail, and which file it follows
+                began = parse_from(await process.stdout.readline())
+                self._identity = RemoteIdentity.parse(await process.stdout.readline())
+                self._changed = False
+                if began is None:
+                    raise _Dropped("the follower on the box did not start")
+                if began[1] is not None:
+                    yield self._reset(began[1])
+                    offset = 0
             if handoff is not None and handoff.pending:  # read with the backfill's last bytes
                 end = offset + len(handoff.pending)
                 yield Data(offset, handoff.pending, handoff.clock.mtime_for(end))
@@ -445,10 +481,12 @@ class RemoteLog:
                         # stderr at EOF: wait on nothing rather than spin on empty reads.
                         errors = (asyncio.create_task(process.stderr.readline()) if message
                                   else asyncio.get_running_loop().create_future())
-                        if _RESTARTED in message or "replaced" in message:
-                            yield Reset(f"{self.label} was truncated or replaced; reading it again "
-                                        "from the start")
-                            offset, clock = 0, None  # the stamp was the old file's
+                        if _tail_notice(message):
+                            # The bytes tail sent before its notice may be the new file's: a
+                            # follower of its own reads it from the start, once the box has
+                            # said whether it is another file or the same one rewritten.
+                            self._changed = True
+                            return
                     if data_task in done:
                         break
                     # Caught up: quiet for a moment, and every byte the log held when
@@ -474,6 +512,12 @@ class RemoteLog:
                     # A read the connection's loss ended is answered here, not logged as lost.
                     task.add_done_callback(lambda done: done.cancelled() or done.exception())
             process.close()
+
+    def _reset(self, change: str) -> Reset:
+        """The notice for a log that ``change`` (``"replaced"``, ``"truncated"``), worded as
+        for a local log."""
+        return Reset(follow_identity.replaced(self.label) if change == "replaced"
+                     else follow_identity.truncated(self.label))
 
     async def read_range(self, start: int, end: int) -> bytes:
         if end <= start:
@@ -502,6 +546,11 @@ class RemoteLog:
         """The box itself, over this log's connection (one login serves both)."""
         return AcceleratorHost(SshRunner(lambda: self.connection, self._answers.take),
                                self.target.host, False)
+
+
+def _tail_notice(message: str) -> bool:
+    """Whether a line of ``tail -F``'s stderr says the file it follows changed."""
+    return any(notice in message for notice in _TAIL_NOTICES)
 
 
 async def _after(first: Awaitable[None], then: Callable[[], Awaitable[bytes]]) -> bytes:
@@ -568,11 +617,13 @@ class _Handoff:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """A backfill plan from the box: where the follower starts, where the pieces meet,
-    and when the box last wrote the log (None: the box printed no ``CLOCK`` line)."""
+    when the box last wrote the log (None: the box printed no ``CLOCK`` line), and which
+    file it is."""
 
     resume_at: int
     cuts: tuple[int, ...]
     clock: BoxClock | None = None
+    identity: RemoteIdentity | None = None  # which file it is (remote_identity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -584,17 +635,21 @@ class _Backfill:
 
     @classmethod
     async def read(cls, process: Process, label: str) -> _Backfill:
-        """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
-        output (the first as soon as it comes: the box's time is compared with ours then)."""
+        """Read the ``CLOCK …``, ``IDENT …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start
+        ``process``'s output (the first as soon as it comes: the box's time is compared with ours
+        then)."""
         clock = BoxClock.parse(await process.stdout.readline(), time.time())
+        identity = RemoteIdentity.parse(await process.stdout.readline())
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
-        if (clock is None or resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
-                or cuts[:1] != [b"CUTS"] or not all(cut.isdigit() for cut in cuts[1:])):
+        if (clock is None or identity is None or resume[:1] != [b"RESUME"] or len(resume) != 2
+                or not resume[1].isdigit() or cuts[:1] != [b"CUTS"]
+                or not all(cut.isdigit() for cut in cuts[1:])):
             process.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process)
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock, identity),
+                   process)
 
 
 class PiecesOutput(GrepOutput):
