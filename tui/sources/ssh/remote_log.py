@@ -40,15 +40,13 @@ from tui.sources.base import (
 )
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
-from tui.sources.ssh import remote_commands
+from tui.sources.ssh import box_shell, remote_commands
 from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
+from tui.sources.ssh.box_shell import Process
 from tui.sources.ssh.pool import ConnectionPool, Seat
 from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
-
-# A remote command's process, its output read as bytes.
-Process = asyncssh.SSHClientProcess[bytes]
 
 _CHUNK = 1 << 20
 _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
@@ -227,7 +225,7 @@ class RemoteLog:
         from tui.sources.accelerators.detect import pollers_for, probe_argv
         from tui.sources.ssh.ssh_runner import remote_command
 
-        runner = SshRunner(lambda: self.connection)
+        runner = SshRunner(lambda: self.connection, self.target.host)
         probe = remote_command(probe_argv([poller.tool for poller in pollers_for(runner, False)]))
         return [(remote_commands.hint_lines_of('"$f"', HINT_NEEDLES),
                  lambda: remote_commands.hint_lines(self.path, HINT_NEEDLES)),
@@ -252,7 +250,7 @@ class RemoteLog:
     async def _open(self, command: str) -> Process:
         """A remote process for ``command`` (bytes out), or ``_Dropped`` when the connection fails."""
         try:
-            return await self.connection.create_process(command, encoding=None)
+            return await box_shell.start(self.connection, command, self.target.host)
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
 
@@ -269,11 +267,10 @@ class RemoteLog:
         if self._conn is None:  # between a drop and the reconnect another task is making
             raise SourceError(f"{self.target.host}: not connected")
         try:
-            result = await self._conn.run(command, encoding=None if binary else "utf-8",
-                                          errors="replace", check=False)
+            output = (await box_shell.run(self._conn, command, self.target.host)).stdout
         except (OSError, asyncssh.Error) as error:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
-        return result.stdout
+        return output if binary else output.decode("utf-8", "replace")
 
     async def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
         """Backfill through grep on the box (from 0), then follow; reconnect when dropped.
@@ -404,11 +401,7 @@ class RemoteLog:
             handoff.process.close()
             handoff = None
         if handoff is None:
-            try:
-                process = await self.connection.create_process(
-                    remote_commands.follow(self.path, offset), encoding=None)
-            except (OSError, asyncssh.Error) as error:
-                raise _Dropped(str(error)) from None
+            process = await self._open(remote_commands.follow(self.path, offset))
         else:
             process = handoff.process
         # The backfill's channel: its stderr carries the opening's answers first.
@@ -500,7 +493,7 @@ class RemoteLog:
 
     def accelerator_host(self) -> AcceleratorHost:
         """The box itself, over this log's connection (one login serves both)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection, self._answers.take),
+        return AcceleratorHost(SshRunner(lambda: self.connection, self.target.host, self._answers.take),
                                self.target.host, False)
 
 
