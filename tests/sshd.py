@@ -72,6 +72,12 @@ class Sshd:
     max_sessions: int = 32
     # Whether sshd logs each session it starts (to ``log``), for tests that count them.
     log_sessions: bool = False
+    # Accounts of their own (name -> login shell), each with a home under ``directory``: sshd
+    # then runs in a mount namespace of its own where /etc/passwd lists them (the machine's
+    # /etc is never written). They share this process's user id, so they need root.
+    accounts: dict[str, str] = field(default_factory=dict)
+    # An account's user id when not this process's (65534: an ordinary user, for EACCES).
+    account_uids: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -112,6 +118,29 @@ class Sshd:
         """The line OpenSSH's client writes for this server."""
         return f"[127.0.0.1]:{self.port} {self.host_public_key}"
 
+    def home_of(self, account: str) -> Path:
+        """The home directory of one of ``accounts`` (its start-up files go there)."""
+        return self.directory / "homes" / account
+
+    def _passwd(self) -> Path:
+        """The machine's /etc/passwd plus a line per account, for sshd's namespace."""
+        passwd = self.directory / "passwd"
+        lines = [f"{name}:x:{self.account_uids.get(name, os.getuid())}:"
+                 f"{self.account_uids.get(name, os.getgid())}:rlwatch test:{self.home_of(name)}:{shell}\n"
+                 for name, shell in self.accounts.items()]
+        for name in self.accounts:
+            self.home_of(name).mkdir(parents=True, exist_ok=True)
+        passwd.write_text(Path("/etc/passwd").read_text() + "".join(lines))
+        return passwd
+
+    def _command(self, logging: list[str]) -> list[str]:
+        sshd = [find_sshd() or "sshd", "-D", *logging, "-f", str(self.config)]
+        if not self.accounts:
+            return sshd
+        # The bind mount lives and dies with sshd's private mount namespace.
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                'mount --bind "$0" /etc/passwd && exec "$@"', str(self._passwd()), *sshd]
+
     def start(self) -> Sshd:
         """Start (or restart) the server and wait until it accepts connections."""
         if os.geteuid() == 0:
@@ -120,9 +149,8 @@ class Sshd:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         # -E: sshd's log to a file (its stderr pipe is never read; a chatty log would fill it).
         logging = ["-E", str(self.log)] if self.log_sessions else ["-e"]
-        self.process = subprocess.Popen([find_sshd() or "sshd", "-D", *logging, "-f", str(self.config)],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(self._command(logging), stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _wait_for_port(self.port, self.process)
         return self
 

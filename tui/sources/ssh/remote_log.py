@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import asyncssh
 
 from tui.durations import word_duration
+from tui.parsers.text import safe_text
 from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.base import (
     CaughtUp,
@@ -40,7 +41,7 @@ from tui.sources.base import (
 )
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
-from tui.sources.ssh import box_shell, remote_commands
+from tui.sources.ssh import box_shell, remote_commands, why_unreadable
 from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
 from tui.sources.ssh.box_shell import Process
@@ -171,6 +172,9 @@ class RemoteLog:
                     self._first, handed_on = await self._read_first(process, asks), True
                     return self._clock_note(self._first.plan.clock)
                 return None
+            if head == b"MISSING":  # or behind a file, or a directory we may not enter
+                why = await self.run(why_unreadable.why_command(self.target.path))
+                raise SourceError(f"{self.label}: {why_unreadable.reason(why)} on {self.target.host}")
             if head != b"DIR":
                 rest = b""
             else:
@@ -195,10 +199,11 @@ class RemoteLog:
     def _choose(self, head: bytes, listing: str) -> str:
         """Take the log of a directory's listing (``discover``'s ``DIR`` records): the newest
         with verl step lines, else the newest; the line saying which."""
-        if head == b"MISSING":
-            raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
-        if head != b"DIR":
+        if head == b"DENIED":
             raise SourceError(f"{self.label}: permission denied")
+        if head != b"DIR":
+            raise SourceError(f"{self.label}: the box gave an answer rlwatch does not know "
+                              f"({safe_text(head[:40].decode('utf-8', 'replace'))!r})")
         candidates = []
         for line in listing.split("\0"):
             mtime, has_steps, path = (line.split(" ", 2) + ["", ""])[:3]

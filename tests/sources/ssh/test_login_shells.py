@@ -1,0 +1,194 @@
+"""Remote runs read through the login shells users really have, whose start-up files print.
+
+One real sshd (``tests.login_shells``) has an account per shell (bash, dash, zsh,
+fish, tcsh, BusyBox ash), each greeting on stdout and stderr with lines shaped
+like rlwatch's answers; an ordinary user's account (EACCES is real for it), an
+account whose shell is ``nologin``, and one whose PATH has no grep. Through each
+shell: ``check`` with the accelerator poll (a recorded H100's nvidia-smi on the
+account's PATH), the dashboard's follow, the box clock and a remote glob.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import verl_log
+from tests.login_shells import SHELLS, STARTUP_FILES, can_have_accounts, chatty_box
+from tests.sources.accelerators.conftest import H100_REAL
+from tests.sources.accelerators.replay import install
+from tests.sshd import ClientHome, Sshd
+from tests.support import following, rlwatch_as, step_lines, until
+from tui.sources.base import SourceError
+from tui.sources.ssh import box_shell, remote_glob
+from tui.sources.ssh.pool import ConnectionPool
+from tui.sources.ssh.remote_log import RemoteLog
+from tui.sources.ssh.target import RemoteTarget
+
+pytestmark = pytest.mark.skipif(not can_have_accounts(),
+                                reason="accounts of their own need root and unshare")
+
+NOBODY = 65534
+
+
+class World:
+    """The client home, the chatty box, and a folder of files every account can reach."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = ClientHome(root / "client")
+        self.files = root / "files"
+        self.files.mkdir()
+        install(root / "bin", "nvidia-smi", H100_REAL)
+        nogrep = root / "nogrep"
+        nogrep.mkdir()
+        for tool in Path("/usr/bin").iterdir():
+            if "grep" not in tool.name:
+                (nogrep / tool.name).symlink_to(tool)
+        self.box: Sshd = chatty_box(root / "box", self.home.public_key,
+                                    path=f"{root / 'bin'}:/usr/bin:/bin")
+        self.box.accounts.update({"rlw-user": shutil.which("bash") or "/bin/bash",
+                                  "rlw-nologin": "/usr/sbin/nologin",
+                                  "rlw-nogrep": shutil.which("bash") or "/bin/bash"})
+        self.box.account_uids["rlw-user"] = NOBODY
+        # The ordinary user has no GPU tool (the recorded one runs this venv's Python).
+        for account, bashrc in (("rlw-user", "PATH=/usr/bin:/bin\n" + STARTUP_FILES["bash"][".bashrc"]),
+                                ("rlw-nogrep", f"export PATH={nogrep}\n")):
+            self.box.home_of(account).mkdir(parents=True)
+            (self.box.home_of(account) / ".bashrc").write_text(bashrc)
+        self.box.start()
+        for account in [*(f"rlw-{shell}" for shell in SHELLS), "rlw-user", "rlw-nologin", "rlw-nogrep"]:
+            self.home.add_host(account.replace("rlw-", "chatty-"), self.box.port, user=account)
+        self.home.trust(self.box.known_hosts_line())
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[World]:
+    # Under /tmp, open to all: the ordinary user's sshd reads authorized_keys as that user.
+    root = Path(tempfile.mkdtemp(prefix="rlwatch-shells-"))
+    root.chmod(0o755)
+    made = World(root)
+    yield made
+    made.box.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def as_client(world, monkeypatch) -> World:
+    """This process's ``~`` pointed at the world's client home (no agent)."""
+    monkeypatch.setenv("HOME", str(world.home.path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return world
+
+
+@pytest.fixture(scope="module")
+def run_log(world) -> Path:
+    log = world.files / "run.log"
+    log.write_bytes(verl_log("036").read_bytes())
+    return log
+
+
+@pytest.fixture(scope="module")
+def local_report(world, run_log) -> dict:
+    done = rlwatch_as(world.home, "check", str(run_log), "--json")
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_check_reads_the_run_and_its_gpus_whatever_the_login_shell(world, run_log, local_report, shell):
+    done = rlwatch_as(world.home, "check", f"chatty-{shell}:{run_log}", "--json")
+    assert done.returncode == 2, done.stderr
+    report = json.loads(done.stdout)
+    assert report["run"]["steps"] == local_report["run"]["steps"] > 0
+    assert report["latest"] == local_report["latest"]
+    assert report["findings"] == local_report["findings"]
+    (gpu,) = report["accelerators"]
+    assert "H100" in gpu["name"] and gpu["mem_total_mib"] == 81559
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_follow_clock_and_glob_whatever_the_login_shell(as_client, shell):
+    lines = step_lines(5)
+    log = as_client.files / f"follow-{shell}.log"
+    log.write_bytes(b"".join(lines[:3]))
+    written = time.time() - 7200
+    os.utime(log, (written, written))
+    async with following(log, host=f"chatty-{shell}") as model:
+        await until(lambda: model.step_count == 3, 10, "the backfill")
+        # The box's CLOCK line, not the greeting's, dated the log: two hours old.
+        assert model.last_write_at is not None and abs(model.last_write_at - written) < 5
+        with open(log, "ab") as handle:
+            handle.write(b"".join(lines[3:]))
+        await until(lambda: model.step_count == 5, 10, "the followed steps")
+    pool = ConnectionPool()
+    try:
+        found = await remote_glob.expand(pool, RemoteTarget(f"chatty-{shell}", str(log)[:-5] + "*"))
+    finally:
+        await pool.close()
+    assert [target.path for target in found] == [str(log)]
+
+
+def _check_error(world: World, account: str, path: Path | str) -> str:
+    done = rlwatch_as(world.home, "check", f"chatty-{account}:{path}")
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("rlwatch: ") and done.stderr.count("\n") == 1, done.stderr
+    return done.stderr
+
+
+def test_permission_denied_only_where_the_file_is_unreadable(world, run_log):
+    secret = world.files / "secret.log"
+    secret.write_bytes(run_log.read_bytes())
+    secret.chmod(0o600)
+    assert "permission denied" in _check_error(world, "user", secret)
+    locked = world.files / "locked"
+    locked.mkdir(mode=0o700)
+    (locked / "run.log").write_bytes(run_log.read_bytes())
+    assert "permission denied" in _check_error(world, "user", locked / "run.log")
+    assert "no such file" in _check_error(world, "user", world.files / "nope.log")
+
+
+def test_a_path_under_a_file_is_not_a_directory(world, run_log):
+    assert "not a directory" in _check_error(world, "user", run_log / "grpo.log")
+
+
+def test_a_file_with_no_training_output_is_said_to_be_no_training_log(world):
+    notes = world.files / "notes.txt"
+    notes.write_text("shopping list\nmilk\n")
+    assert "not a training log" in _check_error(world, "user", notes)
+
+
+def test_a_login_shell_that_never_runs_the_command_is_shown(world, run_log):
+    said = _check_error(world, "nologin", run_log)
+    assert "the login shell printed something we could not read past" in said
+    assert "This account is currently not available." in said
+
+
+def test_a_box_without_grep_says_so(world, run_log):
+    assert "chatty-nogrep: command not found: grep" in _check_error(world, "nogrep", run_log)
+
+
+async def test_a_box_that_takes_the_login_and_never_answers_is_named(as_client, run_log, monkeypatch):
+    """``command="sleep 1000"`` in authorized_keys: the login works, nothing ever answers."""
+    key = as_client.root / "silent_key"
+    from tests.sshd import keygen
+
+    silent = Sshd(as_client.root / "silent", [f'command="sleep 1000" {keygen(key)}']).start()
+    try:
+        as_client.home.add_host("silent", silent.port, extra=f"IdentityFile {key}")
+        as_client.home.trust(silent.known_hosts_line())
+        monkeypatch.setattr(box_shell, "MARKER_DEADLINE_S", 1.0)
+        source = RemoteLog(RemoteTarget("silent", str(run_log)), [b"step:"])
+        started = time.monotonic()
+        with pytest.raises(SourceError, match=r"^silent: logged in, but the box did not answer within"):
+            await source.connect()
+        assert time.monotonic() - started < 10
+        await source.close()
+    finally:
+        silent.stop()
