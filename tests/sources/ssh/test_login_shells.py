@@ -10,8 +10,10 @@ account's PATH), the dashboard's follow, the box clock and a remote glob.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -26,8 +28,9 @@ from tests.sources.accelerators.conftest import H100_REAL
 from tests.sources.accelerators.replay import install
 from tests.sshd import ClientHome, Sshd
 from tests.support import following, rlwatch_as, step_lines, until
-from tui.sources.base import SourceError
+from tui.sources.base import SourceError, Status
 from tui.sources.ssh import box_shell, remote_glob
+from tui.sources.ssh.connection import reconnect_delay
 from tui.sources.ssh.pool import ConnectionPool
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
@@ -192,3 +195,38 @@ async def test_a_box_that_takes_the_login_and_never_answers_is_named(as_client, 
         await source.close()
     finally:
         silent.stop()
+
+
+@pytest.mark.parametrize(("shell", "outage_s"), [("bash", 8.0), ("tcsh", 1.0)])
+async def test_a_restarted_sshd_is_rejoined_within_seconds_losing_nothing(as_client, shell, outage_s):
+    """Down long enough for the back-off to pass 4 s (bash), or a quick restart (tcsh): the
+    box refuses connections meanwhile, so it is asked every second and rejoined at once."""
+    lines = step_lines(8)
+    log = as_client.files / f"restart-{shell}.log"
+    log.write_bytes(b"".join(lines[:3]))
+    statuses: list[Status] = []
+    async with following(log, statuses.append, host=f"chatty-{shell}") as model:
+        await until(lambda: model.step_count == 3, 10, "the backfill")
+        as_client.box.stop()
+        await until(lambda: any(not s.ok for s in statuses), 10, "the drop noticed")
+        with open(log, "ab") as handle:  # written while the box is away
+            handle.write(b"".join(lines[3:6]))
+        await asyncio.sleep(outage_s)
+        as_client.box.start()
+        back = time.monotonic()
+        await until(lambda: model.step_count == 6, 10, "the steps written meanwhile")
+        assert time.monotonic() - back < 5
+        with open(log, "ab") as handle:
+            handle.write(b"".join(lines[6:]))
+        await until(lambda: model.step_count == 8, 10, "the steps written after")
+    assert list(model.series["critic/score/mean"].steps) == list(range(1, 9))  # none lost, none twice
+    said = [s.text for s in statuses if not s.ok]
+    assert said[0].endswith("; reconnecting (attempt 1)"), said
+    assert re.search(r"^still no connection \(.*cannot connect.*\); reconnecting \(attempt [2-9], "
+                     r"next in 1s\)$", said[-1]), said
+
+
+def test_reconnect_pauses_start_at_once_then_double_from_a_second_to_a_cap():
+    assert [reconnect_delay(failures) for failures in range(8)] == [0, 1, 2, 4, 8, 15, 15, 15]
+    # Refused: nothing listens, which costs the box nothing to ask again each second.
+    assert [reconnect_delay(failures, refused=True) for failures in range(4)] == [0, 1, 1, 1]

@@ -27,6 +27,26 @@ from tui.sources.base import SourceError
 from tui.sources.ssh.target import RemoteTarget
 
 CONNECT_TIMEOUT_S = 15.0
+# A dropped connection is tried again at once (a blip, a restarted sshd), then after pauses
+# that double from a second up to this cap: a box back from a reboot is rejoined within the
+# cap of its sshd answering, and a box down for hours costs one login attempt per cap.
+RECONNECT_FIRST_S = 1.0
+RECONNECT_CAP_S = 15.0
+
+
+def reconnect_delay(failures: int, refused: bool = False) -> float:
+    """The pause before the next login attempt after ``failures`` failed ones in a row
+    (0 after none: at once). ``refused``: the last one found nothing listening (the box is
+    up, its sshd is restarting), which costs the box nothing to ask again: a second at most,
+    so that the sshd is rejoined within a second of listening again."""
+    if failures <= 0:
+        return 0.0
+    delay = min(RECONNECT_CAP_S, RECONNECT_FIRST_S * 2 ** (failures - 1))
+    return min(delay, RECONNECT_FIRST_S) if refused else delay
+
+
+class Refused(SourceError):
+    """Nothing listens on the host's SSH port (a connection refused): the host is up."""
 
 
 def _ssh_dir() -> Path:
@@ -114,7 +134,8 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
             raise SourceError(f"{target.host}: cannot use your key: {error}") from None
         except (OSError, asyncssh.Error) as error:
             reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or str(error)
-            raise SourceError(f"{target.host}: cannot connect: {reason}") from None
+            failed = Refused if isinstance(error, ConnectionRefusedError) else SourceError
+            raise failed(f"{target.host}: cannot connect: {reason}") from None
     raise SourceError(f"{target.host}: cannot connect")
 
 

@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 
 import asyncssh
 
-from tui.durations import word_duration
 from tui.parsers.text import safe_text
 from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.base import (
@@ -50,7 +49,6 @@ from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
 _CHUNK = 1 << 20
-_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # A follower whose log's size is unknown, or which has caught up once, is caught up again
 # when no byte has come for this long (a burst of new lines is not settled halfway).
 _QUIET_S = 0.3
@@ -330,18 +328,24 @@ class RemoteLog:
                     yield status
 
     async def _reconnect(self, reason: str) -> AsyncIterator[Status]:
-        """Say the connection is lost, then try again with growing pauses until it is back."""
+        """Say the connection is lost, then try again: at once, then after pauses that grow
+        to a cap (``connection.reconnect_delay``), until it is back. Each status says which
+        attempt is next and when."""
+        from tui.sources.ssh.connection import Refused, reconnect_delay
+
         dropped = self._conn
-        status = f"connection to {self.target.host} lost ({reason}); reconnecting"
-        for attempt in itertools.count():
-            delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-            yield Status(f"{status} in {word_duration(delay)}", ok=False)
+        said = f"connection to {self.target.host} lost ({reason})"
+        refused = False
+        for attempt in itertools.count(1):
+            delay = reconnect_delay(attempt - 1, refused)
+            when = f", next in {delay:g}s" if delay else ""
+            yield Status(f"{said}; reconnecting (attempt {attempt}{when})", ok=False)
             await asyncio.sleep(delay)
             await self.close()
             try:
                 self._conn = await self._login(dropped)
             except SourceError as error:
-                status = f"still no connection ({error}); trying again"
+                said, refused = f"still no connection ({error})", isinstance(error, Refused)
                 continue
             yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
             return
