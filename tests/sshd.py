@@ -37,9 +37,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def keygen(path: Path, passphrase: str = "", comment: str = "rlwatch-test") -> str:
-    """Create an ed25519 key pair at ``path``; return the public key line."""
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", comment,
+def keygen(path: Path, passphrase: str = "", comment: str = "rlwatch-test", kind: str = "ed25519") -> str:
+    """Create a key pair of ``kind`` (ed25519, rsa…) at ``path``; return the public key line."""
+    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", passphrase, "-C", comment,
                     "-f", str(path)], check=True, stdin=subprocess.DEVNULL)
     return path.with_name(path.name + ".pub").read_text().strip()
 
@@ -78,12 +78,14 @@ class Sshd:
     accounts: dict[str, str] = field(default_factory=dict)
     # An account's user id when not this process's (65534: an ordinary user, for EACCES).
     account_uids: dict[str, int] = field(default_factory=dict)
+    # The kind of the server's one host key.
+    host_key_kind: str = "ed25519"
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.host_key = self.directory / "ssh_host_ed25519_key"
+        self.host_key = self.directory / f"ssh_host_{self.host_key_kind}_key"
         if not self.host_key.exists():
-            keygen(self.host_key, comment="rlwatch-test-host")
+            keygen(self.host_key, comment="rlwatch-test-host", kind=self.host_key_kind)
         (self.directory / "authorized_keys").write_text("\n".join(self.authorized_keys) + "\n")
         self.config = self.directory / "sshd_config"
         self.config.write_text(

@@ -58,6 +58,8 @@ class _SeenHost:
     """What known_hosts said about each host key asyncssh asked about."""
 
     asked: list[tuple[str, int | None, bool]] = field(default_factory=list)
+    # The host keys known_hosts trusts for the host asked about last.
+    known: list[asyncssh.SSHKey] = field(default_factory=list)
 
 
 def _known_hosts_callback(path: Path, seen: _SeenHost) -> Callable[[str, str, int | None], Any]:
@@ -72,6 +74,7 @@ def _known_hosts_callback(path: Path, seen: _SeenHost) -> Callable[[str, str, in
             return [], [], [], [], [], [], []
         matched = known.match(host, addr, port)
         seen.asked.append((host, port, bool(matched[0] or matched[1] or matched[2])))
+        seen.known = list(matched[0])
         return matched
 
     return lookup
@@ -103,11 +106,7 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
             host, port, had_entry = seen.asked[-1] if seen.asked else (target.host, target.port, False)
             name = _known_hosts_name(host, port)
             if had_entry:
-                raise SourceError(
-                    f"{target.host}: the host key of {name} has CHANGED since it was recorded in "
-                    f"{known_hosts}; refusing to connect (it may be a man-in-the-middle). If the host "
-                    f"was reinstalled, check its new key, remove the old one with "
-                    f"`ssh-keygen -R '{name}'` and connect once with ssh") from None
+                raise SourceError(_changed(target, name, known_hosts)) from None
             if not accept_new_host_key or attempt > 0:
                 raise SourceError(
                     f"{target.host}: the host key of {name} is unknown (not in {known_hosts}); "
@@ -133,10 +132,41 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
         except ValueError as error:  # a private key that does not match its .pub, say
             raise SourceError(f"{target.host}: cannot use your key: {error}") from None
         except (OSError, asyncssh.Error) as error:
+            if isinstance(error, (ConnectionResetError, asyncssh.ConnectionLost, asyncssh.KeyExchangeFailed)) \
+                    and seen.known \
+                    and (offered := await _other_kind_offered(target, config, seen.known, via)):
+                # asyncssh asked only for the kinds known_hosts holds; the server has none of
+                # them and hung up: OpenSSH calls this a changed identification, and so do we.
+                host, port, _ = seen.asked[-1]
+                name = _known_hosts_name(host, port)
+                raise SourceError(_changed(target, name, known_hosts, offered)) from None
             reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or str(error)
             failed = Refused if isinstance(error, ConnectionRefusedError) else SourceError
             raise failed(f"{target.host}: cannot connect: {reason}") from None
     raise SourceError(f"{target.host}: cannot connect")
+
+
+def _changed(target: RemoteTarget, name: str, known_hosts: Path, offered: str | None = None) -> str:
+    """OpenSSH's "REMOTE HOST IDENTIFICATION HAS CHANGED", in one line with what to do."""
+    now = f" (it now offers only its {offered} key)" if offered else ""
+    return (f"{target.host}: REMOTE HOST IDENTIFICATION HAS CHANGED: the host key of {name} is not "
+            f"the one recorded in {known_hosts}{now}; refusing to connect (it may be a "
+            f"man-in-the-middle). If the host was reinstalled, check its new key, remove the old "
+            f"one with `ssh-keygen -R '{name}'` and connect once with ssh")
+
+
+async def _other_kind_offered(target: RemoteTarget, config: list[str], known: list[asyncssh.SSHKey],
+                              via: asyncssh.SSHClientConnection | None) -> str | None:
+    """The kind of the host key the server offers when known_hosts has other kinds only
+    (the key is fetched, nothing is logged in); None when it offers a known one, or none."""
+    try:
+        key = await asyncio.wait_for(asyncssh.get_server_host_key(
+            target.host, port=target.port or (), config=config, tunnel=via or ()), CONNECT_TIMEOUT_S)
+    except (OSError, asyncssh.Error, asyncio.TimeoutError):
+        return None
+    if key is None or any(key.public_data == trusted.public_data for trusted in known):
+        return None
+    return key.get_algorithm()
 
 
 def _encrypted_keys(config: list[str]) -> list[Path]:
