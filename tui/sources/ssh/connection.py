@@ -24,6 +24,7 @@ import asyncssh
 
 from tui.durations import word_duration
 from tui.sources.base import SourceError
+from tui.sources.ssh.client_options import chosen
 from tui.sources.ssh.target import RemoteTarget
 
 CONNECT_TIMEOUT_S = 15.0
@@ -91,7 +92,8 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
     ``via``: a connection to open this one through, as ``ssh -J`` does (a cluster's
     nodes seen from its login node or head); the host key is checked all the same."""
     known_hosts = _ssh_dir() / "known_hosts"
-    config = [str(_ssh_dir() / "config")] if (_ssh_dir() / "config").exists() else []
+    options = chosen()
+    config = _config_files()
     passphrase: str | None = None
     for attempt in range(3):
         seen = _SeenHost()
@@ -101,7 +103,7 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
                 known_hosts=_known_hosts_callback(known_hosts, seen), passphrase=passphrase,
                 compression_algs=["zlib@openssh.com", "zlib", "none"],
                 connect_timeout=CONNECT_TIMEOUT_S, keepalive_interval=30, keepalive_count_max=4,
-                tunnel=via or ())
+                tunnel=via or options.jump or (), client_keys=list(options.identities) or ())
         except asyncssh.HostKeyNotVerifiable:
             host, port, had_entry = seen.asked[-1] if seen.asked else (target.host, target.port, False)
             name = _known_hosts_name(host, port)
@@ -146,6 +148,14 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
     raise SourceError(f"{target.host}: cannot connect")
 
 
+def _config_files() -> list[str]:
+    """The ssh_config files to read: ``-F FILE`` when given (alone, as for ssh), else
+    ``~/.ssh/config`` where there is one."""
+    if (given := chosen().config_file) is not None:
+        return [given]
+    return [str(_ssh_dir() / "config")] if (_ssh_dir() / "config").exists() else []
+
+
 def _changed(target: RemoteTarget, name: str, known_hosts: Path, offered: str | None = None) -> str:
     """OpenSSH's "REMOTE HOST IDENTIFICATION HAS CHANGED", in one line with what to do."""
     now = f" (it now offers only its {offered} key)" if offered else ""
@@ -161,7 +171,8 @@ async def _other_kind_offered(target: RemoteTarget, config: list[str], known: li
     (the key is fetched, nothing is logged in); None when it offers a known one, or none."""
     try:
         key = await asyncio.wait_for(asyncssh.get_server_host_key(
-            target.host, port=target.port or (), config=config, tunnel=via or ()), CONNECT_TIMEOUT_S)
+            target.host, port=target.port or (), config=config, tunnel=via or chosen().jump or ()),
+            CONNECT_TIMEOUT_S)
     except (OSError, asyncssh.Error, asyncio.TimeoutError):
         return None
     if key is None or any(key.public_data == trusted.public_data for trusted in known):
@@ -171,7 +182,8 @@ async def _other_kind_offered(target: RemoteTarget, config: list[str], known: li
 
 def _encrypted_keys(config: list[str]) -> list[Path]:
     """Passphrase-protected keys asyncssh would have offered (the defaults and IdentityFile)."""
-    paths = [_ssh_dir() / name for name in ("id_ed25519", "id_ecdsa", "id_rsa")]
+    paths = [Path(os.path.expanduser(identity)) for identity in chosen().identities]
+    paths += [_ssh_dir() / name for name in ("id_ed25519", "id_ecdsa", "id_rsa")]
     for config_file in config:
         for line in Path(config_file).read_text(errors="replace").splitlines():
             parts = line.split(None, 1)
@@ -202,7 +214,7 @@ async def _record_host_key(target: RemoteTarget, config: list[str], host: str, p
     """``--accept-new-host-key``: fetch the unknown key (no login) and append it to known_hosts;
     through ``via`` where the host is reached through a jump host (a compute node)."""
     key = await asyncssh.get_server_host_key(target.host, port=target.port or (), config=config,
-                                             tunnel=via or ())
+                                             tunnel=via or chosen().jump or ())
     if key is None:
         raise SourceError(f"{target.host}: the server offered no host key")
     known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
