@@ -61,14 +61,15 @@ def _shell(name: str, directory: Path) -> str:
 SHELLS = tuple(STARTUP_FILES)
 
 
-def chatty_box(directory: Path, public_key: str, path: str = "/usr/bin:/bin") -> Sshd:
+def chatty_box(directory: Path, public_key: str, path: str = "/usr/bin:/bin",
+               env: dict[str, str] | None = None) -> Sshd:
     """An sshd (not started) with an account per shell of ``SHELLS``, each greeting at login;
-    ``path``: the accounts' PATH (sshd's SetEnv)."""
+    ``path``: the accounts' PATH, ``env``: more of their environment (sshd's SetEnv)."""
     site = directory / "profile.d" / "site.sh"
     site.parent.mkdir(parents=True, exist_ok=True)
     site.write_text(f'echo "{SITE_LINE}"\necho "{SITE_LINE} (stderr)" >&2\n')
     accounts = {f"rlw-{name}": _shell(name, directory) for name in SHELLS}
-    box = Sshd(directory / "sshd", [public_key], accounts=accounts, env={"PATH": path})
+    box = Sshd(directory / "sshd", [public_key], accounts=accounts, env={"PATH": path, **(env or {})})
     for name, files in STARTUP_FILES.items():
         home = box.home_of(f"rlw-{name}")
         for relative, text in files.items():
