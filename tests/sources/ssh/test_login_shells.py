@@ -35,9 +35,6 @@ from tui.sources.ssh.pool import ConnectionPool
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
 
-pytestmark = pytest.mark.skipif(not can_have_accounts(),
-                                reason="accounts of their own need root and unshare")
-
 NOBODY = 65534
 
 
@@ -74,6 +71,8 @@ class World:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
+    if not can_have_accounts():
+        pytest.skip("accounts of their own need root and unshare")
     # Under /tmp, open to all: the ordinary user's sshd reads authorized_keys as that user.
     root = Path(tempfile.mkdtemp(prefix="rlwatch-shells-"))
     root.chmod(0o755)
@@ -230,3 +229,13 @@ def test_reconnect_pauses_start_at_once_then_double_from_a_second_to_a_cap():
     assert [reconnect_delay(failures) for failures in range(8)] == [0, 1, 2, 4, 8, 15, 15, 15]
     # Refused: nothing listens, which costs the box nothing to ask again each second.
     assert [reconnect_delay(failures, refused=True) for failures in range(4)] == [0, 1, 1, 1]
+
+
+def test_every_command_for_the_box_starts_through_box_shell():
+    """The guard for the whole class: no module but ``box_shell`` opens a channel that runs a
+    command, so none can skip the greeting, the deadline or the tool check."""
+    sources = Path(__file__).resolve().parents[3] / "tui"
+    opens = re.compile(r"\.create_(process|session)\(|\.run\([^\n]*encoding=")
+    direct = sorted(str(path.relative_to(sources)) for path in sources.rglob("*.py")
+                    if path.name != "box_shell.py" and opens.search(path.read_text()))
+    assert direct == []

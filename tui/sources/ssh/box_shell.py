@@ -17,7 +17,8 @@ and on stderr; everything before the marker is the greeting, dropped (and kept
 for the error message when no marker comes). No start-up file can forge the
 marker: it never sees the nonce.
 
-The script is sent inside one brace group ended by ``exit``: a shell reading
+The script is sent right behind the exec request (``_Pipelined``), so it costs
+no round trip the command line did not. It goes inside one brace group ended by ``exit``: a shell reading
 its script from a pipe (dash reads in blocks) parses the whole group before
 it runs any of it, so no byte written later for the script's own standard
 input (a chosen path; the channel's end, which a follower waits for as EOF)
@@ -38,12 +39,16 @@ import asyncio
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import asyncssh
 
 from tui.durations import word_duration
 from tui.parsers.text import safe_text
 from tui.sources.base import SourceError
+
+if TYPE_CHECKING:
+    from asyncssh.channel import SSHChannel
 
 # A remote command's process, its output read as bytes.
 Process = asyncssh.SSHClientProcess[bytes]
@@ -103,13 +108,16 @@ async def start(connection: asyncssh.SSHClientConnection, command: str, host: st
     answer in time, the login shell printed something else and ended, or a needed tool
     is missing. asyncssh's and the socket's own errors pass through."""
     nonce = secrets.token_hex(16)
-    process: Process = await (
-        connection.create_process(LOGIN_COMMAND, encoding=None, stderr=asyncssh.STDOUT)
-        if merge_stderr else connection.create_process(LOGIN_COMMAND, encoding=None))
+    script = framed_script(command, nonce)
+    # No pty (a user's RequestTTY would mangle the bytes), no X11: nothing is asked of the
+    # server between the channel's opening and the exec request (see _Pipelined).
+    _, session = await connection.create_session(
+        lambda: _Pipelined(script, close_stdin), LOGIN_COMMAND, encoding=None, request_pty=False,
+        x11_forwarding=False)
+    process = cast(_Pipelined, session)
     try:
-        process.stdin.write(framed_script(command, nonce))
-        if close_stdin:
-            process.stdin.write_eof()
+        await process.redirect(asyncssh.PIPE, asyncssh.PIPE,
+                               asyncssh.STDOUT if merge_stderr else asyncssh.PIPE)
         await asyncio.wait_for(_past_greeting(process, nonce, host, merge_stderr),
                                MARKER_DEADLINE_S if deadline_s is None else deadline_s)
     except (asyncio.TimeoutError, TimeoutError):
@@ -120,6 +128,31 @@ async def start(connection: asyncssh.SSHClientConnection, command: str, host: st
         process.close()
         raise
     return process
+
+
+class _Pipelined(asyncssh.SSHClientProcess[bytes]):
+    """A process whose script is sent right behind its exec request, not after the reply:
+    the command line used to travel in the request itself, and waiting for the reply
+    before sending the script would add a round trip to every command. asyncssh opens
+    the channel, calls ``connection_made`` and sends the exec request with nothing to
+    wait for in between (no pty, no X11 asked: ``start``), so the write scheduled here
+    runs once the request is on its way; the server reads the channel's data in order,
+    after the request that started the shell."""
+
+    def __init__(self, script: bytes, close_stdin: bool) -> None:
+        super().__init__()
+        self._script, self._close_stdin = script, close_stdin
+
+    def connection_made(self, chan: SSHChannel[bytes]) -> None:
+        super().connection_made(chan)
+        asyncio.get_running_loop().call_soon(self._send_script, chan)
+
+    def _send_script(self, chan: SSHChannel[bytes]) -> None:
+        if chan.is_closing():
+            return
+        chan.write(self._script)
+        if self._close_stdin:
+            chan.write_eof()
 
 
 async def run(connection: asyncssh.SSHClientConnection, command: str, host: str, *,
