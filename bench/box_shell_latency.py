@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.table import Row, print_table  # noqa: E402
-from bench.throttle_proxy import ThrottleProxy  # noqa: E402
+from bench.throttle_proxy import box_and_slowbox  # noqa: E402
 from tests.sshd import ClientHome, Sshd  # noqa: E402
 from tui.sources.ssh import box_shell  # noqa: E402
 from tui.sources.ssh.connection import connect  # noqa: E402
@@ -56,14 +55,7 @@ async def measure(tries: int) -> list[Row]:
     root = Path(tempfile.mkdtemp(prefix="rlw-bench-shell-"))
     home = ClientHome(root / "home")
     server = Sshd(root / "sshd", [home.public_key]).start()
-    proxy = ThrottleProxy(server.port)
-    port = await proxy.start()
-    home.add_host("box", server.port)
-    home.add_host("slowbox", port, extra="HostKeyAlias slowbox")
-    home.trust(server.known_hosts_line())
-    home.trust(f"slowbox {server.host_public_key}")
-    os.environ["HOME"] = str(home.path)
-    os.environ.pop("SSH_AUTH_SOCK", None)
+    proxy = await box_and_slowbox(home, server)
     rows = []
     try:
         for alias, where in (("box", "loopback"), ("slowbox", "through 10 MB/s + 20 ms")):
