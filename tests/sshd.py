@@ -11,6 +11,7 @@ while the real ``~/.ssh`` is never touched.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -80,6 +81,9 @@ class Sshd:
     account_uids: dict[str, int] = field(default_factory=dict)
     # The kind of the server's one host key.
     host_key_kind: str = "ed25519"
+    # A program to be the box's /bin/sh (BusyBox, say), bind-mounted over the machine's in
+    # sshd's mount namespace (root, as for ``accounts``).
+    bin_sh: str | None = None
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -137,11 +141,16 @@ class Sshd:
 
     def _command(self, logging: list[str]) -> list[str]:
         sshd = [find_sshd() or "sshd", "-D", *logging, "-f", str(self.config)]
-        if not self.accounts:
+        mounts = [(str(self._passwd()), "/etc/passwd")] if self.accounts else []
+        if self.bin_sh is not None:
+            mounts.append((self.bin_sh, os.path.realpath("/bin/sh")))
+        if not mounts:
             return sshd
-        # The bind mount lives and dies with sshd's private mount namespace.
+        # The bind mounts live and die with sshd's private mount namespace.
+        script = " && ".join(f"mount --bind {shlex.quote(source)} {shlex.quote(target)}"
+                             for source, target in mounts)
         return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                'mount --bind "$0" /etc/passwd && exec "$@"', str(self._passwd()), *sshd]
+                f'{script} && exec "$@"', "sh", *sshd]
 
     def start(self) -> Sshd:
         """Start (or restart) the server and wait until it accepts connections."""

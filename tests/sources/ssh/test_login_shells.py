@@ -239,3 +239,27 @@ def test_every_command_for_the_box_starts_through_box_shell():
     direct = sorted(str(path.relative_to(sources)) for path in sources.rglob("*.py")
                     if path.name != "box_shell.py" and opens.search(path.read_text()))
     assert direct == []
+
+
+async def test_a_box_whose_bin_sh_is_busybox_reads_the_script_and_its_input_apart(as_client, tmp_path):
+    """BusyBox ash as /bin/sh itself (Alpine, embedded boxes): it reads the script from the
+    pipe, then the chosen log's path written later on the same stdin (a run directory's
+    opening) and the follower's end of input: neither is taken for script."""
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    box = Sshd(as_client.root / "ash-box", [as_client.home.public_key], bin_sh=busybox).start()
+    try:
+        as_client.home.add_host("ashbox", box.port)
+        as_client.home.trust(box.known_hosts_line())
+        lines = step_lines(5)
+        run = as_client.files / "ash-run"
+        run.mkdir()
+        (run / "train.log").write_bytes(b"".join(lines[:3]))
+        notes: list[str] = []
+        async with following(run, host="ashbox", notes=notes) as model:
+            await until(lambda: model.step_count == 3, 10, "the backfill")
+            with open(run / "train.log", "ab") as handle:
+                handle.write(b"".join(lines[3:]))
+            await until(lambda: model.step_count == 5, 10, "the followed steps")
+        assert notes and "train.log" in notes[0]
+    finally:
+        box.stop()
