@@ -27,7 +27,8 @@ from tests.login_shells import SHELLS, STARTUP_FILES, can_have_accounts, chatty_
 from tests.sources.accelerators.conftest import H100_REAL
 from tests.sources.accelerators.replay import install
 from tests.sshd import ClientHome, Sshd
-from tests.support import following, rlwatch_as, step_lines, until
+from tests.support import dashboard_on, following, header_text, rlwatch_as, step_lines, until, wait_for
+from tui.parsers.log_scanner import NEEDLES
 from tui.sources.base import SourceError, Status
 from tui.sources.ssh import box_shell, remote_glob
 from tui.sources.ssh.connection import reconnect_delay
@@ -220,9 +221,9 @@ async def test_a_restarted_sshd_is_rejoined_within_seconds_losing_nothing(as_cli
         await until(lambda: model.step_count == 8, 10, "the steps written after")
     assert list(model.series["critic/score/mean"].steps) == list(range(1, 9))  # none lost, none twice
     said = [s.text for s in statuses if not s.ok]
-    assert said[0].endswith("; reconnecting (attempt 1)"), said
-    assert re.search(r"^still no connection \(.*cannot connect.*\); reconnecting \(attempt [2-9], "
-                     r"next in 1s\)$", said[-1]), said
+    assert said[0].startswith(f"reconnecting to chatty-{shell} (attempt 1): connection lost ("), said
+    assert re.search(rf"^reconnecting to chatty-{shell} \(attempt [2-9], next in 1s\): "
+                     r"still no connection \(.*cannot connect", said[-1]), said
 
 
 def test_reconnect_pauses_start_at_once_then_double_from_a_second_to_a_cap():
@@ -263,3 +264,25 @@ async def test_a_box_whose_bin_sh_is_busybox_reads_the_script_and_its_input_apar
         assert notes and "train.log" in notes[0]
     finally:
         box.stop()
+
+
+async def test_the_dashboards_header_says_which_attempt_and_when_the_next(as_client):
+    """The real app on a zsh account's run: its sshd stops, the header says
+    ``reconnecting to HOST (attempt N, next in Ns)`` first (a long status is cut at the
+    header's width); it comes back, the header says so."""
+    log = as_client.files / "header.log"
+    log.write_bytes(b"".join(step_lines(3)))
+    source = RemoteLog(RemoteTarget("chatty-zsh", str(log)), NEEDLES)
+    await source.connect()
+    app = dashboard_on(source, watch_accelerators=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session.model.step_count == 3, "the backfill", timeout=10)
+        as_client.box.stop()
+        try:
+            await wait_for(pilot, lambda: re.search(r"reconnecting to chatty-zsh \(attempt [2-9], next in 1s\)",
+                                                    header_text(app)), "the attempts", timeout=10)
+        finally:
+            as_client.box.start()
+        await wait_for(pilot, lambda: "reconnected to chatty-zsh" in header_text(app), "the rejoin",
+                       timeout=5)
+    await source.close()

@@ -334,12 +334,13 @@ class RemoteLog:
         from tui.sources.ssh.connection import Refused, reconnect_delay
 
         dropped = self._conn
-        said = f"connection to {self.target.host} lost ({reason})"
+        said = f"connection lost ({reason})"
         refused = False
         for attempt in itertools.count(1):
             delay = reconnect_delay(attempt - 1, refused)
             when = f", next in {delay:g}s" if delay else ""
-            yield Status(f"{said}; reconnecting (attempt {attempt}{when})", ok=False)
+            # What is happening first: the header cuts a long status at its width.
+            yield Status(f"reconnecting to {self.target.host} (attempt {attempt}{when}): {said}", ok=False)
             await asyncio.sleep(delay)
             await self.close()
             try:
