@@ -177,21 +177,32 @@ def test_a_box_without_grep_says_so(world, run_log):
     assert "chatty-nogrep: command not found: grep" in _check_error(world, "nogrep", run_log)
 
 
-async def test_a_box_that_takes_the_login_and_never_answers_is_named(as_client, run_log, monkeypatch):
-    """``command="sleep 1000"`` in authorized_keys: the login works, nothing ever answers."""
-    key = as_client.root / "silent_key"
+@pytest.mark.parametrize(("forced", "shown"), [
+    ("sleep 1000", None),
+    ("echo Enter your OTP:; sleep 1000", "; its login shell printed 'Enter your OTP:␊' and then nothing"),
+])
+async def test_a_box_that_takes_the_login_and_never_answers_is_named(as_client, run_log, monkeypatch,
+                                                                     forced, shown):
+    """``command="…"`` in authorized_keys: the login works, nothing ever answers (or a line,
+    then nothing, as a start-up file waiting for a terminal)."""
     from tests.sshd import keygen
 
-    silent = Sshd(as_client.root / "silent", [f'command="sleep 1000" {keygen(key)}']).start()
+    key = as_client.root / f"silent_key{len(forced)}"
+    silent = Sshd(as_client.root / f"silent{len(forced)}", [f'command="{forced}" {keygen(key)}']).start()
     try:
-        as_client.home.add_host("silent", silent.port, extra=f"IdentityFile {key}")
+        alias = f"silent{silent.port}"
+        as_client.home.add_host(alias, silent.port, extra=f"IdentityFile {key}")
         as_client.home.trust(silent.known_hosts_line())
         monkeypatch.setattr(box_shell, "MARKER_DEADLINE_S", 1.0)
-        source = RemoteLog(RemoteTarget("silent", str(run_log)), [b"step:"])
+        source = RemoteLog(RemoteTarget(alias, str(run_log)), [b"step:"])
         started = time.monotonic()
-        with pytest.raises(SourceError, match=r"^silent: logged in, but the box did not answer within"):
+        with pytest.raises(SourceError) as raised:
             await asyncio.wait_for(source.connect(), 20)  # bounded: it used to hang for good
         assert time.monotonic() - started < 10
+        said = str(raised.value)
+        assert said.startswith(f"{alias}: logged in, but the box did not answer within 1 s"), said
+        assert (shown in said) if shown else "printed" not in said, said
+        assert "\n" not in said
         await source.close()
     finally:
         silent.stop()

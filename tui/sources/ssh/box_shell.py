@@ -121,9 +121,10 @@ async def start(connection: asyncssh.SSHClientConnection, command: str, host: st
         await asyncio.wait_for(_past_greeting(process, nonce, host, merge_stderr),
                                MARKER_DEADLINE_S if deadline_s is None else deadline_s)
     except (asyncio.TimeoutError, TimeoutError):
+        said = await _printed_so_far(process)
         process.close()
         raise SourceError(_silent(host, MARKER_DEADLINE_S if deadline_s is None
-                                  else deadline_s)) from None
+                                  else deadline_s, said)) from None
     except BaseException:
         process.close()
         raise
@@ -196,6 +197,19 @@ def _unreadable(host: str, greeting: bytes) -> str:
     return f"{host}: the login shell printed something we could not read past: {shown!r}{more}"
 
 
-def _silent(host: str, deadline_s: float) -> str:
-    return (f"{host}: logged in, but the box did not answer within {word_duration(deadline_s)} "
+async def _printed_so_far(process: Process) -> bytes:
+    """What the login shell printed before it went quiet (the marker search left it
+    buffered): a start-up file waiting for a terminal says who it is."""
+    try:
+        return await asyncio.wait_for(process.stdout.read(_SHOWN_BYTES + 1), 0.2)
+    except (asyncio.TimeoutError, TimeoutError, OSError, asyncssh.Error):
+        return b""
+
+
+def _silent(host: str, deadline_s: float, said: bytes) -> str:
+    after = ""
+    if said.strip():
+        shown = safe_text(said[:_SHOWN_BYTES].decode("utf-8", "replace"))
+        after = f"; its login shell printed {shown!r}{'…' if len(said) > _SHOWN_BYTES else ''} and then nothing"
+    return (f"{host}: logged in, but the box did not answer within {word_duration(deadline_s)}{after} "
             "(a login shell or an authorized_keys command= that never starts the command?)")
