@@ -109,6 +109,7 @@ async def start(connection: asyncssh.SSHClientConnection, command: str, host: st
     is missing. asyncssh's and the socket's own errors pass through."""
     nonce = secrets.token_hex(16)
     script = framed_script(command, nonce)
+    deadline = MARKER_DEADLINE_S if deadline_s is None else deadline_s
     # No pty (a user's RequestTTY would mangle the bytes), no X11: nothing is asked of the
     # server between the channel's opening and the exec request (see _Pipelined).
     _, session = await connection.create_session(
@@ -118,13 +119,11 @@ async def start(connection: asyncssh.SSHClientConnection, command: str, host: st
     try:
         await process.redirect(asyncssh.PIPE, asyncssh.PIPE,
                                asyncssh.STDOUT if merge_stderr else asyncssh.PIPE)
-        await asyncio.wait_for(_past_greeting(process, nonce, host, merge_stderr),
-                               MARKER_DEADLINE_S if deadline_s is None else deadline_s)
+        await asyncio.wait_for(_past_greeting(process, nonce, host, merge_stderr), deadline)
     except (asyncio.TimeoutError, TimeoutError):
         said = await _printed_so_far(process)
         process.close()
-        raise SourceError(_silent(host, MARKER_DEADLINE_S if deadline_s is None
-                                  else deadline_s, said)) from None
+        raise SourceError(_silent(host, deadline, said)) from None
     except BaseException:
         process.close()
         raise
