@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.make_log import build  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
-from bench.throttle_proxy import ThrottleProxy  # noqa: E402
+from bench.throttle_proxy import ThrottleProxy, box_and_slowbox  # noqa: E402
 from tests.corpus import verl_log  # noqa: E402
 from tests.sshd import ClientHome, Sshd  # noqa: E402
 from tui.session.feed import Feed  # noqa: E402
@@ -218,14 +218,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
         server = Sshd(root / "sshd", [home.public_key], log_sessions=True).start()
         BOX[:] = [server]
         account(server)
-        proxy = ThrottleProxy(server.port)
-        proxy_port = await proxy.start()
-        home.add_host("box", server.port)
-        home.add_host("slowbox", proxy_port, extra="HostKeyAlias slowbox")
-        home.trust(server.known_hosts_line())
-        home.trust(f"slowbox {server.host_public_key}")
-        os.environ["HOME"] = str(home.path)
-        os.environ.pop("SSH_AUTH_SOCK", None)
+        proxy = await box_and_slowbox(home, server)
         try:
             ssh_grep(home, "box", log)  # page cache warm
             # Best of TRIES each, taken in turn, so a burst of load on this machine

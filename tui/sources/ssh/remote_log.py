@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import asyncssh
 
-from tui.durations import word_duration
+from tui.parsers.text import safe_text
 from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.base import (
     CaughtUp,
@@ -41,19 +41,16 @@ from tui.sources.base import (
 from tui.sources import follow_identity
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
-from tui.sources.ssh import remote_commands
+from tui.sources.ssh import box_shell, remote_commands, why_unreadable
 from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
+from tui.sources.ssh.box_shell import Process
 from tui.sources.ssh.pool import ConnectionPool, Seat
 from tui.sources.ssh.remote_identity import RemoteIdentity, parse_from
 from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
-# A remote command's process, its output read as bytes.
-Process = asyncssh.SSHClientProcess[bytes]
-
 _CHUNK = 1 << 20
-_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # A follower whose log's size is unknown, or which has caught up once, is caught up again
 # when no byte has come for this long (a burst of new lines is not settled halfway).
 _QUIET_S = 0.3
@@ -180,6 +177,9 @@ class RemoteLog:
                     self._first, handed_on = await self._read_first(process, asks), True
                     return self._clock_note(self._first.plan.clock)
                 return None
+            if head == b"MISSING":  # or behind a file, or a directory we may not enter
+                why = await self.run(why_unreadable.why_command(self.target.path))
+                raise SourceError(f"{self.label}: {why_unreadable.reason(why)} on {self.target.host}")
             if head != b"DIR":
                 rest = b""
             else:
@@ -205,10 +205,11 @@ class RemoteLog:
     def _choose(self, head: bytes, listing: str) -> str:
         """Take the log of a directory's listing (``discover``'s ``DIR`` records): the newest
         with verl step lines, else the newest; the line saying which."""
-        if head == b"MISSING":
-            raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
-        if head != b"DIR":
+        if head == b"DENIED":
             raise SourceError(f"{self.label}: permission denied")
+        if head != b"DIR":
+            raise SourceError(f"{self.label}: the box gave an answer rlwatch does not know "
+                              f"({safe_text(head[:40].decode('utf-8', 'replace'))!r})")
         candidates = []
         for line in listing.split("\0"):
             mtime, has_steps, path = (line.split(" ", 2) + ["", ""])[:3]
@@ -235,7 +236,7 @@ class RemoteLog:
         from tui.sources.accelerators.detect import pollers_for, probe_argv
         from tui.sources.ssh.ssh_runner import remote_command
 
-        runner = SshRunner(lambda: self.connection)
+        runner = SshRunner(lambda: self.connection, self.target.host)
         probe = remote_command(probe_argv([poller.tool for poller in pollers_for(runner, False)]))
         return [(remote_commands.hint_lines_of('"$f"', HINT_NEEDLES),
                  lambda: remote_commands.hint_lines(self.path, HINT_NEEDLES)),
@@ -260,7 +261,7 @@ class RemoteLog:
     async def _open(self, command: str) -> Process:
         """A remote process for ``command`` (bytes out), or ``_Dropped`` when the connection fails."""
         try:
-            return await self.connection.create_process(command, encoding=None)
+            return await box_shell.start(self.connection, command, self.target.host)
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
 
@@ -277,11 +278,10 @@ class RemoteLog:
         if self._conn is None:  # between a drop and the reconnect another task is making
             raise SourceError(f"{self.target.host}: not connected")
         try:
-            result = await self._conn.run(command, encoding=None if binary else "utf-8",
-                                          errors="replace", check=False)
+            output = (await box_shell.run(self._conn, command, self.target.host)).stdout
         except (OSError, asyncssh.Error) as error:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
-        return result.stdout
+        return output if binary else output.decode("utf-8", "replace")
 
     async def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
         """Backfill through grep on the box (from 0), then follow; reconnect when dropped.
@@ -342,18 +342,25 @@ class RemoteLog:
                     yield status
 
     async def _reconnect(self, reason: str) -> AsyncIterator[Status]:
-        """Say the connection is lost, then try again with growing pauses until it is back."""
+        """Say the connection is lost, then try again: at once, then after pauses that grow
+        to a cap (``connection.reconnect_delay``), until it is back. Each status says which
+        attempt is next and when."""
+        from tui.sources.ssh.connection import Refused, reconnect_delay
+
         dropped = self._conn
-        status = f"connection to {self.target.host} lost ({reason}); reconnecting"
-        for attempt in itertools.count():
-            delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-            yield Status(f"{status} in {word_duration(delay)}", ok=False)
+        said = f"connection lost ({reason})"
+        refused = False
+        for attempt in itertools.count(1):
+            delay = reconnect_delay(attempt - 1, refused)
+            when = f", next in {delay:g}s" if delay else ""
+            # What is happening first: the header cuts a long status at its width.
+            yield Status(f"reconnecting to {self.target.host} (attempt {attempt}{when}): {said}", ok=False)
             await asyncio.sleep(delay)
             await self.close()
             try:
                 self._conn = await self._login(dropped)
             except SourceError as error:
-                status = f"still no connection ({error}); trying again"
+                said, refused = f"still no connection ({error})", isinstance(error, Refused)
                 continue
             yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
             return
@@ -431,11 +438,7 @@ class RemoteLog:
             handoff = None
         if handoff is None:
             seen = self._identity.args() if self._identity is not None and offset else None
-            try:
-                process = await self.connection.create_process(
-                    remote_commands.follow(self.path, offset, seen, self._changed), encoding=None)
-            except (OSError, asyncssh.Error) as error:
-                raise _Dropped(str(error)) from None
+            process = await self._open(remote_commands.follow(self.path, offset, seen, self._changed))
         else:
             process = handoff.process
         # The backfill's channel: its stderr carries the opening's answers first.
@@ -544,7 +547,7 @@ class RemoteLog:
 
     def accelerator_host(self) -> AcceleratorHost:
         """The box itself, over this log's connection (one login serves both)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection, self._answers.take),
+        return AcceleratorHost(SshRunner(lambda: self.connection, self.target.host, self._answers.take),
                                self.target.host, False)
 
 
