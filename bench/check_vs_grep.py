@@ -6,7 +6,7 @@ Usage: python bench/check_vs_grep.py [--size-mb 1024] [--pairs 7] [--keep DIR]
 and reuses them on later runs.
 
 Both workloads, built here: bench/make_log.py's (corpus 032's step lines among
-short chatter) and the seed-001 workload (../shared/bench/chatter_log.py:
+short chatter) and the seed-001 workload (bench/chatter_log.py:
 paragraphs of Chinese and English reward-function text around the same step
 lines). Each pair runs the two whole processes one after the other, in turn,
 the file already in the page cache; both write to a pipe that is read to the
@@ -34,9 +34,10 @@ sys.path.insert(0, str(REPO))
 
 from bench.make_log import build  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
+from tests.corpus import verl_log  # noqa: E402
 
-CHATTER = REPO.parent / "shared" / "bench" / "chatter_log.py"
-REAL_LOG = next((REPO.parent / "shared" / "corpus" / "verl_logs").glob("032_*.log"))
+CHATTER = REPO / "bench" / "chatter_log.py"
+REAL_LOG = verl_log("032")
 
 
 def timed(argv: list[str], env: dict | None = None) -> tuple[float, float]:

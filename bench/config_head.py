@@ -22,9 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.table import Row  # noqa: E402
 from tui.parsers.log_scanner import LogScanner  # noqa: E402
+from tests.corpus import verl_log  # noqa: E402
 from tui.parsers.run_config import CONFIG_HEAD_BYTES, parse_run_config  # noqa: E402
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "verl_logs"
 
 
 def best_of(work: Callable[[], object], runs: int = 5) -> float:
@@ -43,7 +42,7 @@ def scanned(head: bytes) -> None:
 
 
 def rows() -> list[Row]:
-    real = next(CORPUS.glob("035_*.log")).read_bytes()[:CONFIG_HEAD_BYTES]
+    real = verl_log("035").read_bytes()[:CONFIG_HEAD_BYTES]
     chatty = b"".join(b"INFO: line %d of a chatty library\n" % i for i in range(20_000))[:CONFIG_HEAD_BYTES]
     out = []
     for name, head in (("035's head (Ray prefix, 280 keys)", real), ("512 kB of `INFO: …` lines", chatty)):

@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.table import Row  # noqa: E402
+from tests.corpus import verl_log  # noqa: E402
 
-CORPUS_RUN = (Path(__file__).resolve().parents[2] / "shared" / "corpus" / "verl_logs"
-              / "032_yushengsu_grpo_deepseek7b_noprefix_whole_run.log")
+CORPUS_RUN = verl_log("032")
 
 
 async def idle_share(seconds: float) -> float:

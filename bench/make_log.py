@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO.parent / "shared" / "corpus" / "verl_logs" / "032_yushengsu_grpo_deepseek7b_noprefix_whole_run.log"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.corpus import verl_log  # noqa: E402
+
+SOURCE = verl_log("032")
 
 _CHATTER = (
     "(WorkerDict pid={pid}) [reward_fn] sample {idx}: extracted answer={ans!r} "

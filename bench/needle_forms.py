@@ -14,7 +14,7 @@ needle so that the prefixes of all the parts are rare together:
 1. References, each counted in bytes: seed 001's chatter and bench/make_log.py's log
    (``chatter_<MiB>.log`` and ``make_<MiB>.log`` in ``--logs``, built there by
    bench/check_vs_grep.py when missing), slices of ``--sample-mb`` from their middle, and
-   the corpus logs (../shared/corpus/verl_logs) concatenated.
+   the corpus logs (tests/fixtures/corpus/verl_logs) concatenated.
 2. A part is a suffix of its needle from a character boundary, at least five bytes (or
    the whole needle: shorter ones match chatter by chance, "p:" of "step:" in every
    "foo.cpp:12"); a Ray actor prefix (``(Runner pid=``) is looked for whole, since its

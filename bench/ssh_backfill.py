@@ -10,7 +10,7 @@ sshd listener and all it starts: sessions, shells, grep, dd; counted by a cgroup
 one can be made: cgroup v1 as root, else not given), which on this 2-CPU machine share the
 same two cores and so bound the wall time from below. The log is
 bench/make_log.py's (``--workload make``) or seed 001's chatter (``--workload chatter``,
-../shared/bench/chatter_log.py): a real run's 1,120 step lines in reward-function chatter.
+bench/chatter_log.py): a real run's 1,120 step lines in reward-function chatter.
 ``--log`` reuses a log built before (either workload's, as the bench made it).
 """
 
@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.make_log import build  # noqa: E402
 from bench.table import Row, print_table  # noqa: E402
-from bench.throttle_proxy import ThrottleProxy  # noqa: E402
+from bench.throttle_proxy import ThrottleProxy, box_and_slowbox  # noqa: E402
+from tests.corpus import verl_log  # noqa: E402
 from tests.sshd import ClientHome, Sshd  # noqa: E402
 from tui.session.feed import Feed  # noqa: E402
 from tui.model.run_model import RunModel  # noqa: E402
@@ -192,7 +193,7 @@ async def follow_figures(alias: str, log: Path, samples: int = 40) -> tuple[floa
     return statistics.quantiles(latencies, n=20)[-1], idle
 
 
-CHATTER = Path(__file__).resolve().parents[2] / "shared" / "bench" / "chatter_log.py"
+CHATTER = Path(__file__).with_name("chatter_log.py")
 
 
 def build_workload(log: Path, size_mb: int, workload: str) -> None:
@@ -200,8 +201,7 @@ def build_workload(log: Path, size_mb: int, workload: str) -> None:
     if workload == "make":
         build(log, size_mb * 1024 * 1024)
         return
-    real = next((CHATTER.parents[1] / "corpus" / "verl_logs").glob("032_*.log"))
-    subprocess.run([sys.executable, str(CHATTER), str(real), str(log), str(size_mb)], check=True,
+    subprocess.run([sys.executable, str(CHATTER), str(verl_log("032")), str(log), str(size_mb)], check=True,
                    stdout=subprocess.DEVNULL)
 
 
@@ -218,14 +218,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
         server = Sshd(root / "sshd", [home.public_key], log_sessions=True).start()
         BOX[:] = [server]
         account(server)
-        proxy = ThrottleProxy(server.port)
-        proxy_port = await proxy.start()
-        home.add_host("box", server.port)
-        home.add_host("slowbox", proxy_port, extra="HostKeyAlias slowbox")
-        home.trust(server.known_hosts_line())
-        home.trust(f"slowbox {server.host_public_key}")
-        os.environ["HOME"] = str(home.path)
-        os.environ.pop("SSH_AUTH_SOCK", None)
+        proxy = await box_and_slowbox(home, server)
         try:
             ssh_grep(home, "box", log)  # page cache warm
             # Best of TRIES each, taken in turn, so a burst of load on this machine
@@ -285,7 +278,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--workload", choices=("make", "chatter"), default="make",
-                        help="bench/make_log.py's log, or ../shared/bench/chatter_log.py's (seed 001)")
+                        help="bench/make_log.py's log, or bench/chatter_log.py's (seed 001)")
     parser.add_argument("--log", type=Path, help="that workload's log, built before (copied: the bench appends)")
     args = parser.parse_args()
     rows = asyncio.run(measure(args.size_mb, args.workload, args.log))

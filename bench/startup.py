@@ -15,9 +15,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.table import Row  # noqa: E402
+from tests.corpus import verl_log  # noqa: E402
 
-SMALL_LOG = (Path(__file__).resolve().parents[2] / "shared" / "corpus" / "verl_logs"
-             / "036_verl498_ppo_critic_vf_loss_nan_step1.log")
+SMALL_LOG = verl_log("036")
 
 
 def best_of(argv: list[str], runs: int = 7) -> float:

@@ -8,6 +8,8 @@ stops with the event loop that runs it.
 from __future__ import annotations
 
 import asyncio
+import os
+from typing import Any
 
 
 class ThrottleProxy:
@@ -48,3 +50,18 @@ class ThrottleProxy:
                 await writer.drain()
         finally:
             writer.close()
+
+
+async def box_and_slowbox(home: Any, server: Any) -> ThrottleProxy:
+    """A started proxy to ``server`` (a tests.sshd.Sshd), and two aliases in ``home``'s ssh
+    config (a tests.sshd.ClientHome), both trusted: ``box`` (the server itself) and
+    ``slowbox`` (it through the proxy); this process's HOME is then ``home``, with no agent."""
+    proxy = ThrottleProxy(server.port)
+    proxy_port = await proxy.start()
+    home.add_host("box", server.port)
+    home.add_host("slowbox", proxy_port, extra="HostKeyAlias slowbox")
+    home.trust(server.known_hosts_line())
+    home.trust(f"slowbox {server.host_public_key}")
+    os.environ["HOME"] = str(home.path)
+    os.environ.pop("SSH_AUTH_SOCK", None)
+    return proxy

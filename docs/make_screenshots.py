@@ -11,7 +11,8 @@ writes ``docs/screenshot.svg`` (the dashboard at 120×40), ``docs/screen-crash.s
 detail), ``docs/screen-80x24.svg`` (the dashboard at 80×24) and
 ``docs/screen-200x50.svg`` (the dashboard at 200×50: twelve panels, line charts); and
 ``docs/screen-compare.svg``: ``rlwatch compare`` on corpus runs 034, 035 and 030
-at 120×40.
+at 120×40; and ``docs/screen-fleet.svg``: the fleet on a sweep of three runs (one
+crashed, one warned, one running) at 120×12.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support import dashboard_on  # noqa: E402
 from tests.ui.screens.test_compare import connected, sessions, settled  # noqa: E402
 from tests.ui.test_dashboard import wait_for  # noqa: E402
-from tests.ui.test_snapshots import NOW, crashed_run, screen_svg  # noqa: E402
+from tests.ui.test_snapshots import NOW, crashed_run, screen_svg, sweep_fleet_svg  # noqa: E402
 from tui.sources.local_file import LocalFile  # noqa: E402
 from tui.ui.compare_app import CompareApp  # noqa: E402
 
@@ -44,8 +45,8 @@ async def shoot(name: str, size: tuple[int, int], keys: tuple[str, ...]) -> None
     with tempfile.TemporaryDirectory() as folder:
         app = dashboard_on(LocalFile(crashed_run(Path(folder)), poll_seconds=0.05),
                            label="cola/grpo.log", name="cola", watch_accelerators=False)
+        app.dashboard.header.clock = lambda: NOW  # before the first frame, as the snapshots do
         async with app.run_test(size=size) as pilot:
-            app.dashboard.header.clock = lambda: NOW
             await wait_for(pilot, lambda: app.model.last_step == 40 and any(
                 f.rule == "crash" for f in app.findings) and not app.engine.behind, "judged", 30)
             for key in keys:
@@ -68,3 +69,7 @@ if __name__ == "__main__":
         print("wrote", name)
     asyncio.run(shoot_compare())
     print("wrote screen-compare.svg")
+    with tempfile.TemporaryDirectory() as folder:
+        svg = asyncio.run(sweep_fleet_svg(Path(folder), (120, 12)))
+    (ROOT / "docs" / "screen-fleet.svg").write_text(svg, encoding="utf-8")
+    print("wrote screen-fleet.svg")

@@ -1,11 +1,12 @@
-"""Where the shared real-log corpus lives: ``../shared/corpus`` beside the checkout (as in CI)."""
+"""Where the real-log corpus lives: ``tests/fixtures/corpus`` (verl_logs/ and smi/, each with the
+MANIFEST.md that names every sample's source)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = REPO / "tests" / "fixtures" / "corpus"
 VERL_LOGS = CORPUS / "verl_logs"
 
 

@@ -11,6 +11,7 @@ while the real ``~/.ssh`` is never touched.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -37,9 +38,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def keygen(path: Path, passphrase: str = "", comment: str = "rlwatch-test") -> str:
-    """Create an ed25519 key pair at ``path``; return the public key line."""
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", comment,
+def keygen(path: Path, passphrase: str = "", comment: str = "rlwatch-test", kind: str = "ed25519") -> str:
+    """Create a key pair of ``kind`` (ed25519, rsa…) at ``path``; return the public key line."""
+    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", passphrase, "-C", comment,
                     "-f", str(path)], check=True, stdin=subprocess.DEVNULL)
     return path.with_name(path.name + ".pub").read_text().strip()
 
@@ -72,12 +73,23 @@ class Sshd:
     max_sessions: int = 32
     # Whether sshd logs each session it starts (to ``log``), for tests that count them.
     log_sessions: bool = False
+    # Accounts of their own (name -> login shell), each with a home under ``directory``: sshd
+    # then runs in a mount namespace of its own where /etc/passwd lists them (the machine's
+    # /etc is never written). They share this process's user id, so they need root.
+    accounts: dict[str, str] = field(default_factory=dict)
+    # An account's user id when not this process's (65534: an ordinary user, for EACCES).
+    account_uids: dict[str, int] = field(default_factory=dict)
+    # The kind of the server's one host key.
+    host_key_kind: str = "ed25519"
+    # A program to be the box's /bin/sh (BusyBox, say), bind-mounted over the machine's in
+    # sshd's mount namespace (root, as for ``accounts``).
+    bin_sh: str | None = None
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.host_key = self.directory / "ssh_host_ed25519_key"
+        self.host_key = self.directory / f"ssh_host_{self.host_key_kind}_key"
         if not self.host_key.exists():
-            keygen(self.host_key, comment="rlwatch-test-host")
+            keygen(self.host_key, comment="rlwatch-test-host", kind=self.host_key_kind)
         (self.directory / "authorized_keys").write_text("\n".join(self.authorized_keys) + "\n")
         self.config = self.directory / "sshd_config"
         self.config.write_text(
@@ -112,6 +124,34 @@ class Sshd:
         """The line OpenSSH's client writes for this server."""
         return f"[127.0.0.1]:{self.port} {self.host_public_key}"
 
+    def home_of(self, account: str) -> Path:
+        """The home directory of one of ``accounts`` (its start-up files go there)."""
+        return self.directory / "homes" / account
+
+    def _passwd(self) -> Path:
+        """The machine's /etc/passwd plus a line per account, for sshd's namespace."""
+        passwd = self.directory / "passwd"
+        lines = [f"{name}:x:{self.account_uids.get(name, os.getuid())}:"
+                 f"{self.account_uids.get(name, os.getgid())}:rlwatch test:{self.home_of(name)}:{shell}\n"
+                 for name, shell in self.accounts.items()]
+        for name in self.accounts:
+            self.home_of(name).mkdir(parents=True, exist_ok=True)
+        passwd.write_text(Path("/etc/passwd").read_text() + "".join(lines))
+        return passwd
+
+    def _command(self, logging: list[str]) -> list[str]:
+        sshd = [find_sshd() or "sshd", "-D", *logging, "-f", str(self.config)]
+        mounts = [(str(self._passwd()), "/etc/passwd")] if self.accounts else []
+        if self.bin_sh is not None:
+            mounts.append((self.bin_sh, os.path.realpath("/bin/sh")))
+        if not mounts:
+            return sshd
+        # The bind mounts live and die with sshd's private mount namespace.
+        script = " && ".join(f"mount --bind {shlex.quote(source)} {shlex.quote(target)}"
+                             for source, target in mounts)
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                f'{script} && exec "$@"', "sh", *sshd]
+
     def start(self) -> Sshd:
         """Start (or restart) the server and wait until it accepts connections."""
         if os.geteuid() == 0:
@@ -120,9 +160,8 @@ class Sshd:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         # -E: sshd's log to a file (its stderr pipe is never read; a chatty log would fill it).
         logging = ["-E", str(self.log)] if self.log_sessions else ["-e"]
-        self.process = subprocess.Popen([find_sshd() or "sshd", "-D", *logging, "-f", str(self.config)],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(self._command(logging), stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _wait_for_port(self.port, self.process)
         return self
 

@@ -5,11 +5,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.corpus import verl_log
+from tests.corpus import REPO, verl_log
 from tests.support import rlwatch, stalled_of, touch
 
 
@@ -59,9 +60,26 @@ def test_whole_run_logs_report_exact_values(prefix, tmp_path):
     assert [f for f in result["findings"] if f["severity"] == "critical"] == []
 
 
-def test_progress_bar_run_reports_rate_and_eta():
-    run = check_json(verl_log("034"))["run"]
-    assert run["sec_per_it"] > 0 and run["eta_s"] == 0
+def test_progress_bar_run_reports_rate_and_eta(tmp_path):
+    data = verl_log("034").read_bytes()
+    half = tmp_path / "running.log"  # the same run halfway, as a log still being written is
+    half.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
+    running = check_json(half)["run"]
+    assert running["state"] == "running" and running["sec_per_it"] > 0 and running["eta_s"] > 0
+    # Over, it has no time left to tell: null, not tqdm's last 0 (nor a crashed run's last 50 s).
+    finished = check_json(verl_log("034"))["run"]
+    assert finished["state"] == "finished" and finished["sec_per_it"] > 0 and finished["eta_s"] is None
+
+
+def test_a_crashed_run_has_no_eta_in_json_or_text(tmp_path):
+    log = tmp_path / "crashed.log"  # a verl run whose bar says 8 of 16 steps left, then a traceback
+    log.write_bytes(b"Training Progress:  50%|#####     | 8/16 [01:20<01:20, 10.00s/it]\n"
+                    b"step:8 - critic/score/mean:0.5 - timing_s/step:10\n"
+                    b"Traceback (most recent call last):\n  File \"x.py\", line 1, in f\nRuntimeError: boom\n")
+    run = check_json(log)["run"]
+    assert run["state"] == "crashed" and run["eta_s"] is None
+    text = rlwatch("check", str(log)).stdout
+    assert "ETA —" in text and "ETA 0" not in text
 
 
 def test_non_finite_values_are_strings_in_json():
@@ -172,3 +190,27 @@ def test_an_old_text_that_is_no_run_stays_unreadable(tmp_path):
     notes.write_text("lr=1e-6 worked better than 3e-6\nkl_coef 0.001\n")
     touch(notes, "2 days ago")
     assert_unreadable(rlwatch("check", str(notes)), "not a training log")
+
+
+def test_a_stalled_run_says_how_long_since_its_last_step_instead_of_an_eta(tmp_path):
+    log = tmp_path / "hung.log"
+    log.write_bytes(b"Training Progress:  50%|#####     | 8/16 [01:20<01:20, 10.00s/it]\n"
+                    b"step:8 - critic/score/mean:0.5 - timing_s/step:10\n")
+    hour_ago = time.time() - 3600
+    os.utime(log, (hour_ago, hour_ago))
+    run = check_json(log)["run"]
+    assert run["state"] == "stalled" and run["eta_s"] is None
+    text = rlwatch("check", str(log)).stdout
+    assert "no step for 1 h 00 min (a step takes 10 s)" in text and "ETA" not in text
+
+
+@pytest.mark.parametrize("name", ["gloo_rank1_hang_still_hanging.log", "nccl_rank1_hang_still_hanging.log"])
+def test_a_rank_hung_in_a_collective_reads_stalled_once_the_log_has_gone_quiet(tmp_path, name):
+    # Real logs copied while one rank of two slept before its all-reduce (a hang prints nothing).
+    log = tmp_path / name
+    shutil.copy(REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp" / name, log)
+    ten_minutes_ago = time.time() - 600
+    os.utime(log, (ten_minutes_ago, ten_minutes_ago))
+    result = check_json(log)
+    assert result["run"]["state"] == "stalled" and result["run"]["eta_s"] is None
+    assert not [f for f in result["findings"] if f["rule"] in ("crash", "errors")]

@@ -145,6 +145,9 @@ def test_the_verdict_is_what_a_reader_sees(folder: Path, sample: dict, tmp_path:
             # other failure lines its message names.
             assert said in crash["exception"] or crash["exception"] in said or said in crash["message"], \
                 (said, crash["message"])
+        for field in ("rank", "local_rank", "host"):
+            if field in sample:  # where the reader saw the failure begin
+                assert crash.get(field) == sample[field], (field, crash)
     elif sample["state"] != "crashed":
         assert not [f for f in result["findings"] if f["rule"] == "crash"
                     and f["severity"] == "critical"], result["findings"]

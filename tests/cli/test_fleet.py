@@ -156,9 +156,9 @@ def test_status_of_several_runs_counts_them_by_state_and_names_the_worst(tmp_pat
     fleet = fleet_of_three(tmp_path)
     env = user_env(tmp_path / "home")
     done = rlwatch("status", str(fleet["healthy"]), str(fleet["broken"]), env=env)
-    assert done.stdout == "2 runs: 1 critical 1 running ✖ runs/broken\n" and done.returncode == 2
+    assert done.stdout == "2 runs: 1 critical 1 running ✖ broken\n" and done.returncode == 2
     done = rlwatch("status", str(fleet["healthy"]), str(fleet["missing"]), env=env)
-    assert done.stdout == "2 runs: 1 unreachable 1 running ✖ runs/missing\n" and done.returncode == 3
+    assert done.stdout == "2 runs: 1 unreachable 1 running ✖ missing\n" and done.returncode == 3
     done = rlwatch("status", str(fleet["healthy"]), str(fleet["healthy"] / "train.log"), "--ascii", env=env)
     assert done.stdout == "2 runs: 2 running\n" and done.returncode == 0
 

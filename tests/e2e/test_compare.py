@@ -30,7 +30,7 @@ def test_two_runs_of_a_sweep_side_by_side_at_80x24(tmp_path):
 
         tmux.start(["compare", str(tmp_path / "sweep" / "fsdp"), str(tmp_path / "sweep" / "megatron")],
                    {"HOME": str(tmp_path / "home")})
-        charts = poll(showing("last step A 210 B 105"), 30, "both runs read to their last step")
+        charts = poll(showing("A 210 finished  B 105 finished"), 30, "both runs read to their end")
         assert "A ⣿ fsdp/train" in charts and "B • megatron/train" in charts
         assert "train reward" in charts and "chart 1 of" in charts
         tmux.keys("3")

@@ -314,3 +314,33 @@ def test_rays_dedup_suffix_is_not_part_of_the_line_that_names_the_crash():
     said = "ModuleNotFoundError: No module named 'weave'"  # a Python exception line the same way
     tail = f"(TaskRunner pid=7) Traceback (most recent call last):\n(TaskRunner pid=7) {said} [repeated 7x across cluster]\n"
     assert _block_at(tail, "Traceback").exception == said
+
+
+DDP = REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp"
+
+
+def test_a_line_repeated_but_for_its_numbers_is_one_block_with_a_count():
+    data = (DDP / "nccl_rank1_device_assert.log").read_bytes()
+    marker = data.index(b"/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu")
+    block = read_block(data, 0, marker, "device-error", False)
+    assert block.repeats == 128 and "thread: [0,0,0]" in block.exception
+    assert data[block.end:].startswith(b"[rank1]: Traceback")  # every thread's line, no more
+    # The traceback after them is a block of its own, whose torch hints are its message's rest.
+    traceback = read_block(data, 0, block.end, "traceback", False)
+    assert traceback.exception == "torch.AcceleratorError: CUDA error: device-side assert triggered"
+    assert traceback.where.rank == 1 and traceback.kind == "device-error"
+    assert b"TORCH_USE_CUDA_DSA" in data[traceback.offset:traceback.end]
+
+
+def test_torchruns_box_is_the_message_of_its_childfailederror_and_names_the_root_cause():
+    data = (DDP / "gloo_rank1_sigkill.log").read_bytes()
+    marker = data.index(b"Traceback (most recent call last):\n  File \"<frozen runpy>\"")
+    block = read_block(data, 0, marker, "traceback", False)
+    assert block.summary and block.kind == "killed"
+    assert block.exception == "traceback : Signal 9 (SIGKILL) received by PID 27715"
+    assert (block.where.rank, block.where.local_rank, block.where.host, block.where.pid) == \
+        (1, 1, "localhost", 27715)
+    # The line alone, read as a marker of its own inside the box, says the same from the
+    # entry's lines above it.
+    line = data.index(b"  traceback : Signal 9")
+    assert read_block(data, 0, line, "killed", False).where == block.where

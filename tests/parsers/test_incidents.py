@@ -112,3 +112,12 @@ def test_the_same_words_in_prose_are_not_failures(line):
 def test_a_ray_or_rank_prefix_does_not_hide_a_failure():
     incident = match_incident("[rank3]: torch.OutOfMemoryError: CUDA out of memory.", 0)
     assert incident is not None and incident.kind == "oom"
+
+
+def test_torchs_cuda_warning_while_freeing_after_a_device_assert_is_no_failure():
+    # nccl_rank1_device_assert: after the rank's AcceleratorError, one per CUDA event it frees.
+    line = ("[rank1]:[W1128 17:10:48.214999122 CUDAEvent.h:57] Warning: CUDA warning: device-side "
+            "assert triggered (function ~CUDAEvent)")
+    assert match_incident(line, 0) is None
+    assert match_incident("[rank1]: torch.AcceleratorError: CUDA error: device-side assert triggered",
+                          0).kind == "device-error"

@@ -66,6 +66,21 @@ def test_final_validation_against_the_target():
         "final validation val/test_score/openai/gsm8k"]["passed"] is False
 
 
+def test_the_terminal_report_says_durations_in_words_and_no_expectation_it_lacks(tmp_path):
+    total = sum(raw_values("032", "timing_s/step"))  # 86,416 s, a day and a quarter of a minute
+    done = rlwatch("report", str(verl_log("032")))
+    assert done.returncode == 0, done.stderr
+    words = f"{int(total // 86400)} d {int(total % 86400 // 3600)} h"
+    assert f"total time (sum of step times): {words} (expected" in done.stdout
+    assert "e+04" not in done.stdout
+    line = next(line for line in done.stdout.splitlines() if "final validation" in line)
+    assert line.endswith(": 0.697") and "expected" not in line  # no --target: nothing expected
+    assert "--target" in done.stdout  # and the reader is told how to give one
+    done = rlwatch("report", str(verl_log("032")), "-o", str(tmp_path / "report.md"))
+    page = (tmp_path / "report.md").read_text()
+    assert f"| total time (sum of step times) | {words} |" in page
+
+
 def test_printed_samples_are_shown_and_counted():
     result = report_json("032")
     assert len(result["samples"]) == 20

@@ -9,7 +9,7 @@ import pytest
 from tests.corpus import REPO, verl_log
 from tui.session.feed import Feed
 from tui.model.run_model import RunModel
-from tui.rules.crash import WENT_ON_BYTES, judge_failures
+from tui.rules.crash import WENT_ON_BYTES, also_lines, behind_rank, judge_failures
 from tui.sources.local_file import LocalFile
 
 STEPS = b"".join(b"step:%d - critic/score/mean:0.5 - timing_s/step:10\n" % n for n in range(1, 4))
@@ -116,3 +116,68 @@ def test_slurms_memory_warning_after_a_finished_run_is_no_crash(tmp_path):
     finished = (FIXTURES / "generated" / "trl" / "grpo_finished.log").read_bytes()
     warning = b"slurmstepd: error: Exceeded job memory limit at some point.\n"
     assert judged(tmp_path, finished + warning).cause is None
+
+
+# -- the failure classes of issue 31, by grammar -------------------------------------------
+
+RAY = FIXTURES / "generated" / "ray" / "ray_05_taskrunner_sigkill_hydra.log"
+DDP = FIXTURES / "generated" / "ddp"
+
+
+def _until_raylet(pid: bytes | None = None) -> bytes:
+    """ray_05's log up to and including the raylet's report of the TaskRunner's death (its
+    last line while Ray had not yet told the driver); ``pid`` puts another in the report."""
+    lines = RAY.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b"A worker died or was killed" in line)
+    data = b"\n".join(lines[: at + 1]) + b"\n"
+    return data if pid is None else data.replace(b"Worker PID: 16672", b"Worker PID: " + pid)
+
+
+def test_the_raylet_reporting_the_death_of_the_process_printing_the_steps_ends_the_run(tmp_path):
+    data = _until_raylet()
+    assert b"(TaskRunner pid=16672)" in data and b"step:2 - " in data  # the trainer's own pid
+    found = judged(tmp_path, data)
+    assert found.cause is not None and found.cause.kind == "actor-died"
+    assert found.cause.text.startswith("A worker died or was killed")
+    assert (found.where.pid, found.where.host) == (16672, "192.0.2.2")  # its Worker PID and IP
+
+
+def test_the_raylet_reporting_another_workers_death_is_survivable(tmp_path):
+    found = judged(tmp_path, _until_raylet(pid=b"18444"))
+    assert found.cause is None and [f.kind for f in found.survived] == ["actor-died"]
+
+
+def test_a_device_assert_is_named_by_its_exception_and_its_thread_lines_fold_into_one(tmp_path):
+    found = judged(tmp_path, (DDP / "nccl_rank1_device_assert.log").read_bytes())
+    assert found.cause.text == "torch.AcceleratorError: CUDA error: device-side assert triggered"
+    assert found.where.rank == 1
+    also = also_lines(found, 3, 160)
+    asserts = [line for line in also if "Assertion `" in line]
+    assert len(asserts) == 1 and asserts[0].endswith("(×128)"), also
+    assert "thread: [0,0,0]" in asserts[0]  # the first of them, a count for the rest
+    assert len(asserts[0]) == 160 + len(" (×128)")  # cut, its count kept
+
+
+@pytest.mark.parametrize(("name", "rank", "local_rank", "host", "says"), [
+    ("gloo_rank1_raise.log", 1, 1, "localhost", "RuntimeError: reward worker returned"),
+    ("gloo_rank1_sigkill.log", 1, 1, "localhost", "Signal 9 (SIGKILL) received by PID 27715"),
+    ("nccl_rank1_sigkill.log", 1, 1, "localhost", "Signal 9 (SIGKILL) received by PID 957"),
+    ("nccl_rank1_hang_timeout.log", 0, 0, "localhost", "Watchdog caught collective operation timeout"),
+    ("slurm_rank1_raise.log", 1, None, "localhost", "RuntimeError: reward worker returned"),
+])
+def test_a_multi_process_crash_names_the_rank_and_host_that_failed(tmp_path, name, rank, local_rank,
+                                                                   host, says):
+    found = judged(tmp_path, (DDP / name).read_bytes())
+    assert found.cause is not None and says in found.cause.text
+    assert (found.where.rank, found.where.local_rank, found.where.host) == (rank, local_rank, host)
+    assert not found.survived  # the first signs of the same end are not errors "gone on after"
+
+
+def test_a_collective_timeout_names_the_rank_that_never_reached_the_collective(tmp_path):
+    # NCCL names the rank that waited (0); each rank's "Last enqueued NCCL work" says which
+    # one it waited for (rank 1, asleep before its all-reduce: 9 against 10).
+    found = judged(tmp_path, (DDP / "nccl_rank1_hang_timeout.log").read_bytes())
+    assert found.where.rank == 0
+    assert behind_rank(found) == "rank 1 never reached the collective (last enqueued NCCL work 9, the others 10)"
+    # One rank's account alone, or ranks that agree, say nothing of who is behind.
+    assert behind_rank(judged(tmp_path, (DDP / "gloo_rank1_hang_timeout.log").read_bytes())) == ""

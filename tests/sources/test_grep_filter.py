@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from tests.corpus import CORPUS, all_verl_logs, verl_log
+from tests.corpus import REPO, all_verl_logs, verl_log
 from tui.parsers import incidents
 from tui.parsers.log_scanner import NEEDLES, LogScanner
 from tui.parsers.records import IncidentRecord
@@ -16,7 +16,7 @@ from tui.sources.grep_filter import (
 
 
 # Seed 001's workload: its reward function's chatter around a real run's step lines.
-CHATTER = CORPUS.parent / "bench" / "chatter_log.py"
+CHATTER = REPO / "bench" / "chatter_log.py"
 # A line of each crash class as the software that prints it does, one per needle.
 MARKER_LINES = {
     incidents.OOM: [

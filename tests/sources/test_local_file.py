@@ -209,3 +209,68 @@ async def test_the_step_after_a_hole_over_16_mib_is_read(tmp_path, hole_mib, mat
     found = await scanned_steps(LocalFile(log, prefilter=NEEDLES, matcher=matcher))
     at = hole_mib << 20
     assert found == [(3, at), (4, at + len(VERL_STEPS[3]) + 1)]
+
+
+def short_step(step: int) -> bytes:
+    """A verl step line of 74 bytes: three make a 222-byte log."""
+    return (f"step:{step} - critic/score/mean:0.5 - actor/pg_loss:0.01 - timing_s/step:2.0".ljust(73)
+            + "\n").encode()
+
+
+async def follow_into_model(log, change, poll_seconds: float = 0.3) -> tuple[list[int], list[str]]:
+    """The steps a model fed by a follower of ``log`` holds once ``change()`` ran between two of
+    its polls (and the notices it gave)."""
+    from tests.support import until
+    from tui.model.run_model import RunModel
+    from tui.session.feed import Feed
+
+    model, notices = RunModel(), []
+    task = asyncio.create_task(Feed(LocalFile(log, poll_seconds=poll_seconds), model,
+                                    on_status=lambda event: notices.append(event.reason)
+                                    if isinstance(event, Reset) else None).run(follow=True))
+    try:
+        await until(lambda: model.step_count == 3)
+        await asyncio.sleep(poll_seconds / 2)
+        change()
+        await asyncio.sleep(4 * poll_seconds)
+        return list(model.series["critic/score/mean"].steps), notices
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_log_rewritten_longer_in_one_write_between_two_polls_is_read_anew(tmp_path):
+    """Emptied and written past the offset read so far before the next poll: the size alone
+    says "grew", so the new run's first steps were lost and the old ones kept."""
+    log = tmp_path / "run.log"
+    log.write_bytes(b"".join(short_step(step) for step in (1, 2, 3)))
+    assert log.stat().st_size == 222
+    new = b"".join(short_step(step) for step in range(50, 56))[:600]
+
+    steps, notices = await follow_into_model(log, lambda: log.write_bytes(new))
+    assert steps == [50, 51, 52, 53, 54, 55][:new.count(b"\n")]
+    assert notices == [f"{log} was truncated; reading it again from the start"]
+
+
+async def test_a_log_rewritten_with_the_same_first_lines_is_read_anew(tmp_path):
+    """A restarted run prints the same command and config first: its last bytes tell it apart."""
+    log = tmp_path / "run.log"
+    preamble = b"".join(f"config line {n}: the same for both runs\n".encode() for n in range(200))
+    log.write_bytes(preamble + b"".join(short_step(step) for step in (1, 2, 3)))
+    new = preamble + b"".join(short_step(step) for step in range(50, 60))
+
+    steps, notices = await follow_into_model(log, lambda: log.write_bytes(new))
+    assert steps == list(range(50, 60))
+    assert notices == [f"{log} was truncated; reading it again from the start"]
+
+
+async def test_an_appended_log_is_not_read_anew(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_bytes(b"".join(short_step(step) for step in (1, 2, 3)))
+
+    def append() -> None:
+        with open(log, "ab") as handle:
+            handle.write(short_step(4))
+
+    steps, notices = await follow_into_model(log, append)
+    assert (steps, notices) == ([1, 2, 3, 4], [])

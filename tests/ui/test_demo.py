@@ -7,7 +7,8 @@ import contextlib
 import hashlib
 
 from tests.support import dashboard_on, panel, shown_step, stats_text, wait_for
-from tui.cli.dashboard import step_ends
+from tui.ui.app import RlwatchApp
+from tui.cli.dashboard import demo_session, step_ends
 from tui.data import demo_log
 from tui.sources.local_file import LocalFile
 from tui.sources.replay import BURST_STEPS, Replay
@@ -42,3 +43,17 @@ async def test_replay_fills_at_once_then_runs_to_the_end(tmp_path):
         assert replay.path.read_bytes() == data  # every byte, chatter included, in order
         assert "finished" in app.dashboard.header.render().plain
         assert len(panel(app, "reward").query_one("Sparkline").data) > 20
+
+
+async def test_the_demo_header_shows_the_whole_runs_total_and_an_eta(tmp_path):
+    """Corpus 032 never printed its total; the replay holds the whole run, so the demo's header
+    reads like a run that printed 'Total training steps': step N/1120 and an ETA."""
+    data = demo_log()
+    replay = Replay(data, step_ends(data), tmp_path / "demo.log", speed=8)
+    replay.prime()
+    app = RlwatchApp([demo_session(replay, LocalFile(replay.path, poll_seconds=0.05))], name="demo")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == f"{BURST_STEPS}/1120",
+                       "the first burst of steps, out of the whole run's total")
+        header = app.dashboard.header.render().plain
+        assert "ETA" in header and "ETA —" not in header

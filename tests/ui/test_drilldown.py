@@ -234,6 +234,26 @@ async def test_steps_follow_new_steps_and_filter_by_rule(tmp_path):
         await wait_for(pilot, lambda: table(app).row_count == 15, "every row again")
 
 
+async def test_a_filtered_list_keeps_its_cursor_on_the_step_its_title_names(tmp_path):
+    """Filtered, the top row is no place to follow from: new matching steps arrive above the
+    cursor, which stays on its step, and enter opens the step the title names."""
+    log = first_steps(tmp_path, 15)
+    app = open_app(log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: any(f.rule == "kl-high" for f in app.findings), "kl-high")
+        await open_steps(pilot, app)
+        await pilot.press("slash", *"rule:kl-high", "enter")
+        await wait_for(pilot, lambda: table(app).cursor_step == 15, "the newest kl-high step")
+        assert "on step 15" in text_of(app.screen.query_one("#title"))
+        with log.open("ab") as out:
+            out.write(step_line(16) + step_line(17))
+        await wait_for(pilot, lambda: table(app).step_at(0) == 17, "the new kl-high steps")
+        assert table(app).cursor_step == 15 and "on step 15" in text_of(app.screen.query_one("#title"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, StepDetailScreen), "the step")
+        assert app.screen.step == 15
+
+
 async def test_help_lists_the_keys_of_the_current_screen(tmp_path):
     log = first_steps(tmp_path, 3)
     app = open_app(log)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from tests.corpus import REPO
 from tests.support import NOW, model_of
+from tui.session.feed import Feed
+from tui.sources.local_file import LocalFile
+from tui.model.run_model import RunModel
+from tui.parsers.log_scanner import LogScanner
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import load_rules
 from tui.ui.fleet_rows import VALUE_WIDTH, RowState, age, fleet_line, fleet_row, row_state, worst_first
@@ -55,3 +62,34 @@ def test_the_tmux_line_counts_states_worst_first_and_names_the_worst_run():
 def test_ages_count_seconds_then_minutes_then_hours():
     assert [age(s) for s in (-3, 0, 59.9, 60, 3599, 3600, 90000)] == [
         "0s", "0s", "59s", "1m", "59m", "1h00m", "1d01h"]
+
+
+BAR_8_OF_16 = (b"Training Progress:  50%|#####     | 8/16 [01:20<01:20, 10.00s/it]\n"
+               b"step:8 - critic/score/mean:0.5 - timing_s/step:10\n")
+
+
+def _row(data: bytes, now: float):
+    scanner, model = LogScanner(), RunModel()
+    model.apply(scanner.feed(data) + scanner.finish(), now=NOW)
+    model.note_write(NOW)
+    return fleet_row("cola", "gpu1", model, RuleEngine(load_rules()).evaluate(model, now), None, None,
+                     True, now)
+
+
+def test_only_a_running_run_has_an_eta_in_its_row():
+    assert _row(BAR_8_OF_16, NOW + 5).eta == "1m20s"
+    crashed = _row(BAR_8_OF_16 + b"Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n"
+                   b"RuntimeError: boom\n", NOW + 5)
+    assert crashed.state == RowState.CRASHED and crashed.eta == "—"
+    silent = _row(BAR_8_OF_16, NOW + 600)  # ten minutes since a step that takes 10 s: no frozen ETA
+    assert silent.eta == "—"
+
+
+def test_a_crash_row_names_the_rank_and_host_that_failed():
+    log = REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp" / "gloo_rank1_sigkill.log"
+    model = RunModel()
+    asyncio.run(Feed(LocalFile(log), model).run(follow=False))  # as a fleet's session reads it
+    findings = RuleEngine(load_rules()).evaluate(model, NOW)
+    row = fleet_row("ddp", "gpu1", model, findings, None, None, True, NOW)
+    assert row.state == RowState.CRASHED
+    assert row.worst == "crash: rank 1 on localhost: traceback : Signal 9 (SIGKILL) received by PID 27715"

@@ -72,3 +72,32 @@ async def test_a_big_terminal_shows_more_panels_not_taller_blocks(tmp_path):
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.3)
         assert len(app.dashboard.grid.shown_panels()) == 8
+
+
+async def test_a_half_pane_keeps_every_key_metrics_value_change_and_sparkline(tmp_path):
+    """80×12 (a half-height tmux split): bordered panels were title rows with the numbers
+    gone; compact, each key metric is a line of its own, and a bigger pane gets them back."""
+    from textual.widgets import Sparkline
+
+    from tui.model.aliases import DASHBOARD_CONCEPTS
+    from tui.ui.widgets.metric_panel import PanelStats
+
+    app = open_app(first_steps(tmp_path, 40))
+    async with app.run_test(size=(80, 12)) as pilot:
+        await wait_for(pilot, lambda: app.model.last_step == 40, "40 steps", timeout=15)
+        await pilot.pause(0.3)
+        grid = app.dashboard.grid
+        assert grid.compact
+        panels = grid.shown_panels()
+        assert [panel.concept for panel in panels] == list(DASHBOARD_CONCEPTS)
+        for panel in panels:
+            stats = text_of(panel.query_one(PanelStats))
+            assert "Δ" in stats and stats.split()[0] != "no"
+            sparkline = panel.query_one(Sparkline)
+            assert sparkline.region.height == 1 and sparkline.region.width >= 20 and sparkline.data
+            assert panel.region.height == 1 and panel.region.bottom <= app.size.height - 1
+        assert "step 40" in text_of(app.dashboard.header)
+        await pilot.resize_terminal(120, 40)
+        await wait_for(pilot, lambda: not grid.compact, "the bordered panels again")
+        await pilot.pause(0.3)
+        assert all(panel.region.height >= 4 for panel in grid.shown_panels())

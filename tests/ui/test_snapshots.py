@@ -22,20 +22,29 @@ A snapshot that differs fails the test and leaves ``NAME.new.svg`` beside
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
+import time
 from pathlib import Path
+from types import SimpleNamespace
+from unittest.mock import patch
 
 import pytest
 from rich.console import Console
 from rich.text import Text
+from textual.app import App
 
 from tests.corpus import verl_log
-from tests.support import dashboard_on, match_snapshot
+from tests.support import dashboard_on, match_snapshot, step_lines
 from tests.ui.test_dashboard import wait_for
 from tests.ui.test_drilldown import first_steps
+from tui.cli.fleet import RunOptions, fleet_runs, listed_runs
+from tui.rules.rule_file import load_rules
 from tui.sources.local_file import LocalFile
+from tui.sources.ssh.pool import ConnectionPool
 from tui.ui.app import RlwatchApp
+from tui.ui.fleet_app import FleetApp
 from tui.ui.glyphs import to_ascii
 from tui.ui.screens.chart import ChartScreen
 from tui.ui.screens.findings import FindingsScreen
@@ -68,7 +77,7 @@ def crashed_run(folder: Path) -> Path:
     return log
 
 
-def screen_svg(app: RlwatchApp, ascii_only: bool) -> str:
+def screen_svg(app: App[object], ascii_only: bool) -> str:
     """The screen as the terminal shows it: the app's line filters applied (NO_COLOR's
     monochrome), then, for ASCII, every character as ``--ascii`` writes it."""
     width, height = app.size
@@ -88,6 +97,23 @@ def screen_svg(app: RlwatchApp, ascii_only: bool) -> str:
     return to_ascii(svg) if ascii_only else svg
 
 
+def crashed_dashboard(folder: Path) -> RlwatchApp:
+    """The dashboard on ``crashed_run``, its header's clock pinned before the first frame (set
+    after it, the header showed the real clock's age until its first tick, which a quick run
+    could beat to the snapshot)."""
+    app = dashboard_on(LocalFile(crashed_run(folder), poll_seconds=0.05), label="cola/grpo.log",
+                       name="cola", watch_accelerators=False)
+    app.dashboard.header.clock = lambda: NOW
+    return app
+
+
+async def judged(pilot, app: RlwatchApp) -> None:
+    """Wait until the whole run is read and judged, the crash found."""
+    await wait_for(pilot, lambda: app.model.last_step == 40 and any(
+        f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
+        timeout=20)
+
+
 @pytest.mark.parametrize("variant", ["ascii", "no_color"])
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("screen", list(SCREENS))
@@ -96,16 +122,10 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
         monkeypatch.setenv("NO_COLOR", "1")
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
-    app = dashboard_on(LocalFile(crashed_run(tmp_path), poll_seconds=0.05), label="cola/grpo.log",
-                       name="cola", watch_accelerators=False)
+    app = crashed_dashboard(tmp_path)
     keys, screen_class = SCREENS[screen]
-    # Before the first frame: set after it, the header showed the real clock's age until
-    # its first tick, which a quick run could beat to the snapshot.
-    app.dashboard.header.clock = lambda: NOW
     async with app.run_test(size=SIZES[size]) as pilot:
-        await wait_for(pilot, lambda: app.model.last_step == 40 and any(
-            f.rule == "crash" for f in app.findings) and not app.engine.behind, "the run judged",
-            timeout=20)
+        await judged(pilot, app)
         await pilot.pause(0.3)
         for key in keys:
             await pilot.press(key)
@@ -118,3 +138,66 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
         await pilot.pause(0.5)
         svg = screen_svg(app, variant == "ascii")
     match_snapshot(f"{screen}_{size}_{variant}", svg)
+
+
+# A real sweep's three runs (learning rate × KL coefficient) under one folder: one crashed out
+# of memory, one whose clip fraction stays low (a warning), one running.
+SWEEP = ("grpo_qwen2.5-7b_gsm8k_lr1e-6_kl0.001", "grpo_qwen2.5-7b_gsm8k_lr1e-6_kl0.01",
+         "grpo_qwen2.5-7b_gsm8k_lr3e-6_kl0.001")
+FLEET_SIZES = {"80x24": (80, 24), "120x24": (120, 24), "200x24": (200, 24)}
+
+
+def sweep_folder(folder: Path) -> Path:
+    sweep = folder / "sw"
+    crashed, warning, running = (sweep / name for name in SWEEP)
+    for run in (crashed, warning, running):
+        run.mkdir(parents=True)
+    (crashed / "train.log").write_bytes(b"".join(step_lines(4)) + verl_log("018").read_bytes())
+    (warning / "train.log").write_bytes(b"".join(step_lines(10)))
+    (running / "train.log").write_bytes(b"".join(step_lines(2)))
+    for run in (crashed, warning, running):
+        os.utime(run / "train.log", (WRITTEN_AT, WRITTEN_AT))
+    return sweep
+
+
+async def sweep_fleet_svg(folder: Path, size: tuple[int, int]) -> str:
+    """The fleet on the sweep (``rlwatch 'sw/*'``), once every row is drawn, as an SVG; its
+    clock pinned two minutes after the logs were written, as the dashboard's is."""
+    pool = ConnectionPool()
+    app = FleetApp(fleet_runs(listed_runs([str(sweep_folder(folder) / "*")]), pool,
+                              RunOptions(None, load_rules())))
+    clock = SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic)
+    try:
+        with patch("tui.ui.fleet_app.time", clock):
+            async with app.run_test(size=size) as pilot:
+                await wait_for(pilot, lambda: app.up_to_date and not app.loading and len(app.runs) == 3
+                               and app.fleet.rows and app.fleet.rows[0][1].worst.startswith("crash:"),
+                               "every row", timeout=20)
+                await pilot.pause(0.5)
+                return screen_svg(app, False)
+    finally:
+        await asyncio.gather(*(run.close() for run in app.runs))
+        await pool.close()
+
+
+@pytest.mark.parametrize("size", list(FLEET_SIZES))
+async def test_fleet_snapshot_of_a_sweep(tmp_path, monkeypatch, size):
+    """Each run's name keeps what tells it from the others, and the worst finding what failed."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    match_snapshot(f"fleet_sweep_{size}", await sweep_fleet_svg(tmp_path, FLEET_SIZES[size]))
+
+
+SMALL_PANES = {"80x12": (80, 12), "60x20": (60, 20), "100x15": (100, 15)}
+
+
+@pytest.mark.parametrize("size", list(SMALL_PANES))
+async def test_small_pane_snapshot(tmp_path, monkeypatch, size):
+    """A tmux split (half height, half width): every key metric keeps its value, its change
+    and a sparkline on one line, and the header its verdict."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = crashed_dashboard(tmp_path)
+    async with app.run_test(size=SMALL_PANES[size]) as pilot:
+        await judged(pilot, app)
+        await pilot.pause(0.5)
+        svg = screen_svg(app, False)
+    match_snapshot(f"dashboard_small_{size}", svg)

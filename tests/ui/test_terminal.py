@@ -130,6 +130,8 @@ def test_a_title_cannot_smuggle_terminal_commands():
     ("raysubmit_a1 on http://head:8265", "raysubmit_a1"),
     ("rlw-ok on ray://head (its port 8265, over SSH)", "rlw-ok"),
     ("/runs/a on b/train.log", "a on b/train"),
+    ("gpu:/runs/sw/grpo_qwen2.5-7b_gsm8k_lr1e-6_kl0.001", "sw/grpo_qwen2.5-7b_gsm8k_lr1e-6_kl0.001"),
+    ("/runs/tb/events.jsonl", "tb/events"),
 ])
 def test_a_run_is_named_by_its_directory_and_log(label, name):
     assert run_name(label) == name

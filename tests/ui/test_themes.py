@@ -161,7 +161,7 @@ async def test_each_theme_colours_the_states_with_its_own_colours(name, tmp_path
     assert warning and all(close(c.fg, colours.warning) for c in warning)
     marks = {c.text.split()[0]: c.fg for c in cells if c.text.startswith(("✖", "▲"))}
     assert close(marks["✖"], colours.error) and close(marks["▲"], colours.warning)
-    sparkline = [c.fg for c in cells if c.owner == "Sparkline"]
+    sparkline = [c.fg for c in cells if c.owner == "HistorySparkline"]
     assert any(close(fg, colours.primary) for fg in sparkline)  # the newest/highest bars
     panels = {c.bg for c in cells if c.owner == "panel-grad_norm"}  # not focused, no state
     assert panels and all(close(bg, colours.surface) for bg in panels)
@@ -175,7 +175,7 @@ async def test_each_theme_colours_the_states_with_its_own_colours(name, tmp_path
 async def test_each_theme_keeps_every_text_legible_in_each_colour_depth(name, depth, tmp_path):
     _, cells, _ = await rendered(name, tmp_path)
     minimum = MIN_TEXT_CONTRAST.get(name, DEFAULT_MIN_TEXT_CONTRAST)
-    text = [c for c in cells if c.owner != "Sparkline" and any(ch.isalnum() for ch in c.text)]
+    text = [c for c in cells if c.owner != "HistorySparkline" and any(ch.isalnum() for ch in c.text)]
     assert len(text) > 50
     worst = min(text, key=lambda c: contrast(downgrade(c.fg, depth), downgrade(c.bg, depth)))
     ratio = contrast(downgrade(worst.fg, depth), downgrade(worst.bg, depth))

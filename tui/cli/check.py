@@ -6,17 +6,20 @@ import asyncio
 import json
 import math
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
+from tui.durations import word_duration
 from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.parsers.records import JobRecord
 from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
+from tui.rules.eta import NO_ETA, eta_s, overdue_words
 from tui.rules.findings import Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.rules.run_state import RunState, run_state
@@ -90,17 +93,19 @@ def not_a_training_log(model: RunModel) -> str | None:
 
 def report(target: str, model: RunModel, findings: list[Finding],
            accelerators: list[dict] | None = None) -> dict:
-    """The ``check --json`` object (its shape is a contract users script against)."""
+    """The ``check --json`` object (its shape is a contract users script against). A run
+    that is not running has no ETA (``eta_s`` null: see tui.rules.eta)."""
+    state = run_state(model, findings)
     return {
         "target": target,
         "run": {
             "log": model.log,
-            "state": run_state(model, findings).value,
+            "state": state.value,
             "steps": model.step_count,
             "last_step": model.last_step,
             "total_steps": model.total_steps,
             "sec_per_it": _finite_or_none(model.sec_per_it),
-            "eta_s": _finite_or_none(model.eta_s),
+            "eta_s": _finite_or_none(eta_s(model, state, time.time())),
         },
         "latest": {key: format_value(value) for key, value in model.latest().items()},
         "findings": [finding.to_json() for finding in findings],
@@ -134,8 +139,11 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
              + (f" (the log shows {model.start_seen})" if model.start_seen else ""))
     lines = [f"{safe_text(run['log'])}: {run['state']}, {where}"]  # a file name may hold a newline
     if run["sec_per_it"] is not None:
+        overdue = overdue_words(model.last_step_at, model.sec_per_it, time.time()) if run["state"] == RunState.STALLED else None
         lines.append(f"  {run['sec_per_it']:.2f} s/it" + (
-            f", ETA {run['eta_s'] / 3600:.1f} h" if run["eta_s"] is not None else ""))
+            f", {overdue}" if overdue else
+            f", ETA {word_duration(run['eta_s'])}" if run["eta_s"] is not None else
+            f", ETA {NO_ETA}" if run["state"] != RunState.RUNNING or model.eta_s is not None else ""))
     for concept in DASHBOARD_CONCEPTS:
         series, key = model.series_for(concept)
         last = series.last() if series is not None else None

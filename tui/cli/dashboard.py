@@ -22,13 +22,14 @@ from tui.cli.targets import local_run_dir, open_target
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
 from tui.scratch import remove_all, scratch_dir
 from tui.session.run_session import RunSession
-from tui.sources.base import SourceError
+from tui.sources.base import LogSource, SourceError
 
 # Seconds a hang-up leaves Textual to shut down before the process ends itself.
 HANGUP_GRACE_S = 2.0
 HANGUP_STATUS = 128 + 1  # what a shell reports for a process ended by SIGHUP
 
 if TYPE_CHECKING:
+    from tui.sources.replay import Replay
     from tui.ui.appearance import Appearance
 
 
@@ -83,7 +84,7 @@ async def _watch(session: RunSession, appearance: Appearance, name: str | None =
 
 
 async def _demo(speed: float, appearance: Appearance) -> int:
-    from tui.data import DEMO_LABEL, demo_log
+    from tui.data import demo_log
     from tui.sources.local_file import LocalFile
     from tui.sources.replay import Replay
 
@@ -93,14 +94,26 @@ async def _demo(speed: float, appearance: Appearance) -> int:
         replay.prime()
         writer = asyncio.create_task(replay.run())
         try:
-            label = f"{DEMO_LABEL}, replayed at {speed:g} steps/s"
-            # The demo's run is a replay: this machine's GPUs are not its accelerators.
-            session = RunSession(LocalFile(replay.path), label=label, watch_accelerators=False)
-            return await _watch(session, appearance, name="demo")
+            return await _watch(demo_session(replay, LocalFile(replay.path)), appearance,
+                                name="demo")
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
+
+
+def demo_session(replay: Replay, source: LogSource) -> RunSession:
+    """The session the demo watches: ``source`` reads the file ``replay`` writes.
+
+    The replay's GPUs are not this machine's, so none are watched. Its run (verl ~0.2) printed
+    no total, but the replay holds the whole run: its step lines are the total, handed to the
+    session as a run that prints 'Total training steps' would, so the header shows step
+    N/total and an ETA."""
+    from tui.data import DEMO_LABEL
+
+    label = f"{DEMO_LABEL}, replayed at {replay.speed:g} steps/s"
+    return RunSession(source, label=label, watch_accelerators=False,
+                      known_total=len(replay.step_ends))
 
 
 def _appearance(theme: str | None, ascii_only: bool | None) -> Appearance | None:

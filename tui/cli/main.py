@@ -53,8 +53,37 @@ def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None
                         help="for a remote target: accept and record an unknown SSH host key, "
                              "like OpenSSH's StrictHostKeyChecking=accept-new (a changed key is "
                              "always refused)")
+    _add_ssh_options(parser)
     if rules:
         _add_rules_option(parser)
+
+
+def _add_ssh_options(parser: argparse.ArgumentParser) -> None:
+    """OpenSSH's own ``-F``, ``-i`` and ``-J``, meaning what they mean to ``ssh``."""
+    ssh = parser.add_argument_group("SSH (as ssh has them)")
+    ssh.add_argument("-F", "--ssh-config", metavar="FILE",
+                     help="the ssh_config file to read instead of ~/.ssh/config")
+    ssh.add_argument("-i", dest="identity", metavar="IDENTITY", action="append", default=[],
+                     help="a private key to log in with (besides ssh-agent's); may be repeated")
+    ssh.add_argument("-J", dest="jump", metavar="[USER@]HOST[:PORT]",
+                     help="reach the target's host through this jump host (comma-separated: "
+                          "hop after hop)")
+
+
+def _use_ssh_options(args: argparse.Namespace) -> str | None:
+    """Make every connection of this command use ``-F``/``-i``/``-J``; what is wrong with
+    them (a file that cannot be read), or None."""
+    config, identities, jump = (getattr(args, "ssh_config", None), getattr(args, "identity", []),
+                                getattr(args, "jump", None))
+    if config is None and not identities and jump is None:
+        return None
+    for option, path in [("-F", config), *(("-i", identity) for identity in identities)]:
+        if path is not None and not os.access(os.path.expanduser(path), os.R_OK):
+            return f"{option} {path}: no such file, or it cannot be read"
+    from tui.sources.ssh.client_options import ClientOptions, choose
+
+    choose(ClientOptions(config, tuple(identities), jump))
+    return None
 
 
 def _add_rules_option(parser: argparse.ArgumentParser) -> None:
@@ -268,6 +297,11 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    if (wrong := _use_ssh_options(args)) is not None:
+        from tui.cli.exit_codes import UNREADABLE
+
+        print(f"rlwatch: {wrong}", file=sys.stderr)
+        return UNREADABLE
     if args.command in ("check", "watch", "status", "report", "export"):
         from tui.cli.head_start import look_for_liboqs_early
         from tui.cli.run_list import is_fleet

@@ -1,8 +1,9 @@
 """Metric concepts and the keys that carry them across verl versions and trainers.
 
-From ../shared/CHECKLIST.md's alias table: newest verl names first, then
-older ones, then other trainers' names (tests/fixtures/logs/kin/GRAMMAR.md says
-where each comes from), so every version and every trainer fills the same panel.
+From the health checklist's table of metric names (the checklist and its
+sources: docs/verdict.md): newest verl names first, then older ones, then
+other trainers' names (tests/fixtures/logs/kin/GRAMMAR.md says where each
+comes from), so every version and every trainer fills the same panel.
 KL means the KL to the reference policy: PPO's old-vs-new approximate KL (TRL's
 ``policy/approxkl_avg``, slime's ``train/ppo_kl``) is not one of its keys.
 """

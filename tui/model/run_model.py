@@ -71,6 +71,8 @@ class RunModel:
         self.last_step_line_end = -1
         # The newest step line came from a Ray actor (prefixed), not the driver.
         self.steps_prefixed = False
+        # The pid in that prefix: the process that prints the steps (the trainer's).
+        self.steps_pid: int | None = None
         # How far into the log the bytes have been read (the source's reader keeps it).
         self.read_to = 0
         self.end_marker_offset: int | None = None
@@ -156,6 +158,7 @@ class RunModel:
                 self._index_step(step, offset, end, now, source)
         if block.prefixed is not None and source == Source.CONSOLE:
             self.steps_prefixed = block.prefixed
+            self.steps_pid = block.pid
         if block.columns is None:
             for record in block.unordered:
                 for key, value in record.metrics.items():

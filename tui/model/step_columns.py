@@ -37,6 +37,8 @@ class StepColumns:
     prefixed: bool | None
     columns: dict[str, tuple[array[int], array[float]]] | None
     unordered: tuple[StepRecord, ...] = ()
+    # The pid in the last record's process prefix (None: none said one).
+    pid: int | None = None
 
 
 def step_columns(records: Sequence[StepRecord]) -> StepColumns:
@@ -47,8 +49,9 @@ def step_columns(records: Sequence[StepRecord]) -> StepColumns:
     index = (array("q", steps), array("q", [record.offset for record in records]),
              array("q", [record.end for record in records]))
     prefixed = records[-1].prefixed if records else None
+    pid = records[-1].pid if records else None
     if not all(map(lt, steps, steps[1:])):
-        return StepColumns(*index, dropped, prefixed, None, tuple(records))
+        return StepColumns(*index, dropped, prefixed, None, tuple(records), pid=pid)
     # Lists first, arrays once at the end: a log whose validation steps add keys every tenth
     # line groups ~5 records at a time, and an array's extend from a tuple costs more a value.
     lists: dict[str, tuple[list[int], list[float]]] = {}
@@ -62,4 +65,4 @@ def step_columns(records: Sequence[StepRecord]) -> StepColumns:
             column[0].extend(group_steps)
             column[1].extend(group_values)
     columns = {key: (array("q", at), array("d", values)) for key, (at, values) in lists.items()}
-    return StepColumns(*index, dropped, prefixed, columns)
+    return StepColumns(*index, dropped, prefixed, columns, pid=pid)

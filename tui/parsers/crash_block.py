@@ -33,10 +33,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from tui.parsers import incidents
+from tui.parsers import failed_where, incidents
+from tui.parsers.failed_where import merge, read_box_entry, read_line, root_cause_entry
 from tui.parsers.incidents import EXCEPTION_LINE
 from tui.parsers.indent import common_indent, dedent
-from tui.parsers.records import CrashBlock
+from tui.parsers.records import CrashBlock, Where
 from tui.parsers.text import PROCESS_PREFIX, decode, strip_ansi, strip_log_header, strip_stamp
 from tui.parsers.verl_steps import find_step
 
@@ -90,6 +91,10 @@ _PANE_PADDING = re.compile(r"(?<=\S) {24,}(?=\S)")
 # ``ncclUnhandledCudaError``, ``ncclSystemError``): the rest of the message, not another
 # exception.
 _NCCL_REST = re.compile(r"nccl[A-Z]\w*Error: ")
+# torch's hints after a CUDA error's exception line, part of its message (trl2996,
+# nccl_rank1_device_assert): not failures of their own.
+_CUDA_HINTS = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing",
+               "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cuda", "Device-side assertion tracking")
 _OPENS_TRACEBACK = (incidents.TRACEBACK, incidents.HYDRA_ERROR, incidents.RAY_ERROR)
 # Python 3.11+ prints an exception group (asyncio's TaskGroup, anyio) with a gutter:
 # ``  + Exception Group Traceback …``, ``  |   File …``, ``  | ExceptionGroup: …``, its
@@ -100,6 +105,24 @@ _GROUP_RULE = re.compile(r"^ *\+(?:-\+)?-{4,}(?: (?:\d+|\.\.\.) -+)?$")
 # workers printed too, an exception or an NCCL watchdog line included: not the message's.
 _DEDUP_SUFFIX = re.compile(r" \[repeated \d+x across cluster\]$")
 _GROUP_GUTTER = re.compile(r"^ *[+|] (?=[ A-Za-z_.])")
+# A line printed many times over but for its numbers: a CUDA device assert prints one per
+# thread (``…IndexKernel.cu:111: operator(): block: [0,0,0], thread: [5,0,0] Assertion `…`
+# failed.``, 128 or 384 of them before the exception), a watchdog one per rank. Its shape is
+# the line with every run of digits made one.
+_DIGITS = re.compile(r"\d+")
+# torchrun's ChildFailedError says where in the box after it (``Root Cause (first observed
+# failure):``, a field a line), closed by a rule of ``=``; a box entry's own heading is ``[0]:``.
+_CHILD_FAILED = "ChildFailedError:"
+_BOX_ENTRY = re.compile(r"^\[\d+\]:$")
+_BOX_LINES = 40
+# How many lines a box entry holds before its ``traceback :`` field, its ``[0]:`` heading and
+# the box's ``Root Cause`` line above it.
+_BOX_ENTRY_LINES = 8
+
+
+def shape(line: str) -> str:
+    """``line`` with its numbers made one: two lines of the same shape differ only there."""
+    return _DIGITS.sub("#", line)
 
 
 def exception_name(line: str) -> str:
@@ -169,21 +192,60 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
     source_next = False
     last_noise: tuple[str, int] | None = None
     position = end = marker  # ``end``: past the last line that belonged to the block
+    marker_shape: str | None = None  # while the marker line repeats (see ``shape``)
+    repeats = 1
+    where = _box_entry_before([decode(raw) for raw in head.rstrip(b"\r\n").split(b"\n")[-_BOX_ENTRY_LINES:]]
+                              if head else [])
+    box: list[str] | None = None  # torchrun's box after a ChildFailedError, while in it
+    # The root cause entry's line that says how its worker died (``traceback : Signal 9
+    # (SIGKILL) received by PID 957``): it names the block, as the worker printed nothing.
+    box_said: tuple[str, int] | None = None
 
     def finish() -> CrashBlock:
         named = exception if exception is not None or announced is None else announced
-        block = _block(marker, end, kind, named, exception_at, causes, harmless)
-        return replace(block, process=prefix or "")
+        named_at = exception_at
+        if box_said is not None:
+            named, named_at = box_said
+        block = _block(marker, end, kind, named, named_at, causes, harmless)
+        said = merge(where, root_cause_entry(box)) if box else where
+        return replace(block, process=prefix or "", where=said, repeats=repeats, summary=box is not None)
 
     lines = body.split(b"\n")
     for number, raw_bytes in enumerate(lines[:_MAX_LINES]):
         if number == len(lines) - 1 and not raw_bytes:
             break  # the window ends with a newline
         line_start, position = position, position + len(raw_bytes) + 1
+        raw = dedent(decode(raw_bytes), indent)
+        logical = _logical_lines(raw)
+        if box is not None:
+            if len(box) > _BOX_LINES or (logical and logical[0][0] != (prefix or "")):
+                return finish()
+            for _, text in logical:
+                found = incidents.match_incident(text.strip(), line_start)
+                if found is not None and found.kind in incidents.ROOT_CAUSES and box_said is None \
+                        and failed_where.ROOT_CAUSE in box:
+                    box_said = text.strip(), line_start
+                    causes.append((found.kind, text.strip()))
+                box.append(text.strip())
+            end = min(position, window_start + len(window))
+            if any(line.startswith("===") for line in box[1:]) and failed_where.ROOT_CAUSE in box:
+                return finish()
+            continue
+        if number == 0 and len(logical) == 1:
+            marker_shape = shape(logical[0][1].strip())
+        elif marker_shape is not None:
+            if len(logical) == 1 and logical[0][0] == (prefix or "") and \
+                    shape(logical[0][1].strip()) == marker_shape:
+                repeats += 1
+                end = min(position, window_start + len(window))
+                continue
+            marker_shape = None
         if number > 0 and not in_trace and lookahead <= 0:
             return finish()
         lookahead -= 1
-        for line_prefix, text in _logical_lines(dedent(decode(raw_bytes), indent)):
+        if number == 0:
+            where = merge(read_line(strip_stamp(strip_ansi(raw.rstrip("\r\n"))).split("\r")[-1]), where)
+        for line_prefix, text in logical:
             stripped = text.strip()
             if prefix is None:
                 prefix = line_prefix
@@ -218,12 +280,17 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
             elif stripped.startswith(_STATEMENTS):
                 if exception is None:  # an abort's what() says more than "Aborted" after it
                     exception, exception_at = stripped, line_start
+                    where = merge(where, read_line((prefix or "") + " " + stripped))
                 after_exception = True
             elif text[:1].isspace() or set(stripped) <= set("^~ ") or (
-                    after_exception and _NCCL_REST.match(stripped)):
+                    after_exception and (_NCCL_REST.match(stripped) or stripped.startswith(_CUDA_HINTS))):
                 pass  # source lines, carets, an exception message's indented (or NCCL's) rest
             elif EXCEPTION_LINE.match(stripped):
                 exception, exception_at = stripped, line_start
+                if exception_at != marker:
+                    where = merge(where, read_line((prefix or "") + " " + stripped))
+                if _CHILD_FAILED in stripped and not stripped.split(_CHILD_FAILED, 1)[1].strip():
+                    box = []  # its message is the box that follows
                 # Ray's ``RayTaskError(ValueError): ray::Actor.method() (pid=…)`` heads the
                 # remote traceback that follows it, header-less: its last line says more.
                 after_exception = "ray::" not in stripped
@@ -249,6 +316,21 @@ def read_block(window: bytes, window_start: int, marker: int, kind: str,
         # opener says more.
         exception, exception_at = last_noise
     return finish()
+
+
+def _box_entry_before(before: list[str]) -> Where:
+    """Where the torchrun box entry that a marker line stands in (``traceback : Signal 9
+    (SIGKILL) received by PID 957``) says the failure was, from the entry's lines before it;
+    nothing unless the entry is the box's root cause (the workers torchrun stopped itself
+    are listed under ``Failures:``)."""
+    lines = [strip_stamp(strip_ansi(line)).rstrip() for line in before]
+    for at in range(len(lines) - 1, -1, -1):
+        if _BOX_ENTRY.match(lines[at].strip()):
+            heading = lines[at - 1].strip() if at > 0 else failed_where.ROOT_CAUSE
+            if heading == failed_where.ROOT_CAUSE:
+                return read_box_entry(lines[at + 1:])
+            break
+    return Where()
 
 
 def _block(marker: int, end: int, kind: str, exception: str | None, exception_at: int | None,

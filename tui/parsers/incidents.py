@@ -27,6 +27,7 @@ RAY_ERROR = "ray-error"
 HYDRA_ERROR = "hydra-error"
 KILLED = "killed"
 FATAL_SIGNAL = "fatal-signal"
+EXITED = "exited"
 TRACEBACK = "traceback"
 
 # A traceback frame: ``  File "/verl/trainer/main_ppo.py", line 42, in run``.
@@ -80,16 +81,24 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
     # aborts the process when the watchdog itself hangs (torch 2.4+: ``ProcessGroupNCCL's
     # watchdog got stuck for 480 seconds …`` then ``Terminating the process after
     # attempting to dump debug info``; torch 2.2–2.3: ``Heartbeat monitor timed out!``).
+    # Each rank's account of where its collectives stand once one has timed out (``[PG ID 0
+    # PG GUID 0(default_pg) Rank 1] Received a dump signal … Last enqueued NCCL work: 9, last
+    # completed NCCL work: 9.``, ``Timeout at NCCL work: 610, last enqueued NCCL work: 616``):
+    # the rank whose last enqueued work is behind the others' never reached the collective.
     (COLLECTIVE_TIMEOUT, ("Watchdog caught collective", "watchdog thread terminated",
                           "NCCL operations have failed", "watchdog got stuck",
                           "Heartbeat monitor timed out",
-                          "Terminating the process after attempting to dump debug info"), None),
+                          "Terminating the process after attempting to dump debug info",
+                          "enqueued NCCL work: "), None),
     # The accelerator itself failed: CUDA errors and device-side asserts, and
-    # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows).
+    # Ascend CANN's ``EH9999: Inner Error!`` (its own ``TraceBack`` block follows). torch's
+    # ``Warning: CUDA warning: device-side assert triggered (function ~CUDAEvent)``, which a
+    # process that already failed prints for each CUDA object it frees, is no failure of its own.
     (DEVICE_ERROR, ("CUDA error", "device-side assert", "illegal memory access", "Assertion `",
                     "Inner Error"),
-     re.compile(r"CUDA error|device-side assert|illegal memory access|Assertion `.*` failed"
-                r"|^E[A-Z0-9]\d{4}: |E[A-Z0-9]\d{4}: Inner Error")),
+     re.compile(r"^(?!.*\bWarning: CUDA warning: )(?:.*?(?:CUDA error|device-side assert"
+                r"|illegal memory access|Assertion `.*` failed|E[A-Z0-9]\d{4}: Inner Error)"
+                r"|E[A-Z0-9]\d{4}: )")),
     # ``ActorDiedError: The actor died unexpectedly…``, the raylet's ``A worker
     # died or was killed…`` (a weak sign on its own: see ``weak``), and Ray's
     # reason for a death printed without the exception's name (a launcher's
@@ -136,6 +145,11 @@ INCIDENT_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str] | None], ..
                 r"|\*\*\* SIG(?!TERM|INT)[A-Z]+ received at time="
                 r"|Signal \d+ \(SIG(?:SEGV|ABRT|BUS|ILL|FPE)\) received by PID"
                 r"|\.(?:cc|cpp|h):\d+(?:\]|:) +Check failed: ")),
+    # A launcher's report that a rank's process exited with an error status, which says that
+    # it ended, not why: srun's ``srun: error: node107: task 3: Exited with exit code 1``
+    # (the task number is the rank srun gave it; ``tasks 0-1,3: …`` for several).
+    (EXITED, ("Exited with exit code",),
+     re.compile(r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]")),
     # A traceback's header, its first frame where the header was cut off (a
     # log excerpt, a header glued into another process's line), or its
     # exception line alone.
@@ -146,7 +160,7 @@ _TRACEBACK_LINE = re.compile(r'Traceback \(most recent call last\)|^File "[^"]*"
 # The kinds ranked as the cause a user needs to hear first: the ones that say
 # why a process died, then the ones that only say that it did.
 CAUSE_ORDER = (OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED, ACTOR_DIED, RAY_ERROR,
-               HYDRA_ERROR, TRACEBACK)
+               HYDRA_ERROR, TRACEBACK, EXITED)
 ROOT_CAUSES = frozenset((OOM, COLLECTIVE_TIMEOUT, DEVICE_ERROR, FATAL_SIGNAL, KILLED))
 # How each kind reads in a finding.
 KIND_WORDS = {
@@ -158,6 +172,7 @@ KIND_WORDS = {
     HYDRA_ERROR: "the job failed (Hydra)",
     KILLED: "killed (SIGKILL, often the kernel's OOM killer, or SIGTERM)",
     FATAL_SIGNAL: "the process aborted",
+    EXITED: "a rank's process exited with an error",
     TRACEBACK: "exception",
 }
 # The text kept per incident; the full context is read by offset when needed.

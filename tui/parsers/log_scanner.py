@@ -16,6 +16,7 @@ import re
 
 from tui.parsers import hard_wrap, kin
 from tui.parsers.indent import common_indent, dedent
+from tui.parsers.failed_where import read_line
 from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
 from tui.parsers.records import (
     Record,
@@ -296,7 +297,7 @@ class LogScanner:
                     metrics.pop(next(reversed(metrics)))
                     dropped += 1
                 records.append(StepRecord(step, metrics, offset, end, dropped,
-                                          prefixed=_has_prefix(text)))
+                                          prefixed=_has_prefix(text), pid=_prefix_pid(text)))
                 self._last_incident = None
                 self._kin.saw_step(step)
                 continue
@@ -349,6 +350,13 @@ def after_hole(buf: bytes | bytearray, start: int, pos: int) -> int:
     later: just past the last NUL before ``pos`` (see ``HOLE``), else ``start``."""
     nul = buf.rfind(HOLE, start, pos)
     return start if nul == -1 else nul + 1
+
+
+def _prefix_pid(line: str) -> int | None:
+    """The pid in a physical line's Ray prefix (``(TaskRunner pid=16672)``), if any."""
+    if "pid=" not in line[:200]:
+        return None
+    return read_line(strip_stamp(strip_ansi(line[:200]).lstrip("\r"))).pid
 
 
 def _line_end(buf: bytes, start: int, end: int) -> int:

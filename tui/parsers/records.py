@@ -7,7 +7,7 @@ re-reading the log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 
 
@@ -28,6 +28,9 @@ class StepRecord:
     # The line carried a process prefix (Ray's ``(TaskRunner pid=1)``): the steps
     # come from an actor, and an unprefixed failure is the driver's.
     prefixed: bool = False
+    # The pid in that prefix (``(TaskRunner pid=16672)``): the process that prints the steps,
+    # whose death a supervisor may report by it (Ray's raylet: ``Worker PID: 16672``).
+    pid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,34 @@ class IncidentRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Where:
+    """The rank, local rank, host and process of a failure, where the log says them."""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str = ""
+    pid: int | None = None
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) not in (None, "") for f in fields(self))
+
+    def words(self) -> str:
+        """``rank 1 (local rank 1) on node07``, as a finding says it ("" when unknown)."""
+        parts = []
+        if self.rank is not None:
+            parts.append(f"rank {self.rank}")
+            if self.local_rank is not None and self.local_rank != self.rank:
+                parts.append(f"(local rank {self.local_rank})")
+        elif self.local_rank is not None:
+            parts.append(f"local rank {self.local_rank}")
+        if self.host:
+            parts.append(f"on {self.host}")
+        if not parts and self.pid is not None:
+            parts.append(f"pid {self.pid}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
 class CrashBlock:
     """What the block an incident marker opens says, read from the bytes after it.
 
@@ -84,6 +115,15 @@ class CrashBlock:
     harmless: bool = False
     # The prefix of the process that printed it (``(TaskRunner pid=1)``, ``[rank3]:``), or "".
     process: str = ""
+    # The rank, host and process that failed, where the log says them
+    # (tui.parsers.failed_where).
+    where: Where = field(default_factory=Where)
+    # The marker line was the first of this many printed alike but for their numbers (a
+    # device assert's one line per CUDA thread), all in this block.
+    repeats: int = 1
+    # A launcher's summary of a worker's failure (torchrun's ChildFailedError box): where it
+    # says the failure began fills in what the worker's own lines leave out.
+    summary: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,6 +87,22 @@ def strip_stamp(text: str) -> str:
     return text[match.end():] if match else text
 
 
+def relay_label(text: str) -> tuple[str, str, str] | None:
+    """What a relay wrote in front of ``text`` that says where it came from: ("host", the
+    host of pdsh's ``node01: `` or a pod's ``[job-master-0] ``) or ("task", the number of
+    ``srun --label``'s ``3: ``), with the rest of the line; None where there is no label."""
+    first = text[:1]
+    if first.isdigit() or first == " ":
+        label = _SRUN_LABEL.match(text)
+        return ("task", label.group(0).strip(" :"), text[label.end():]) if label else None
+    label = (_HOST_LABEL.match(text) if "a" <= first <= "z" else
+             _BRACKETED_HOST.match(text) if first == "[" else None)
+    if label is None:
+        return None
+    host = label.group(0).split(": ")[0].strip("[] ")
+    return "host", host, text[label.end():]
+
+
 def _strip_relay(text: str) -> str:
     """``text`` without a Markdown quote, an MPI rank tag and a task or host label in front
     (the same object where there is none)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 
+from tui.durations import word_duration
 from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
 from tui.report.plots import line_chart
@@ -21,12 +22,33 @@ from tui.report.verdict import Check, Report
 _MARK = {True: "PASS", False: "FAIL", None: "----"}
 
 
+# A check whose name ends so holds seconds: written in words (``16 h 15 min``), not as a
+# number of seconds (``5.853e+04``); the JSON keeps the number.
+SECONDS = ", s"
+
+
 def _number(value: float | None) -> str:
     if value is None:
         return "—"
     if not math.isfinite(value):
         return str(format_value(value))
     return f"{value:.4g}"
+
+
+def _name(check: Check) -> str:
+    return check.name.removesuffix(SECONDS)
+
+
+def _value(check: Check) -> str:
+    """The check's value as a person reads it: a duration in words, else a number."""
+    if check.name.endswith(SECONDS) and check.value is not None and math.isfinite(check.value):
+        return word_duration(check.value)
+    return _number(check.value)
+
+
+def _expected(check: Check) -> str:
+    """`` (expected X)``, or nothing for a check that has no expectation (no --target)."""
+    return f" (expected {check.expectation})" if check.expectation else ""
 
 
 def _heading(report: Report) -> str:
@@ -58,8 +80,7 @@ def to_text(report: Report) -> str:
     for title, checks in _sections(report):
         lines.append(title)
         for check in checks:
-            lines.append(f"  [{_MARK[check.passed]}] {check.name}: {_number(check.value)} "
-                         f"(expected {check.expectation})")
+            lines.append(f"  [{_MARK[check.passed]}] {_name(check)}: {_value(check)}{_expected(check)}")
             lines.append(f"         {check.why}")
         lines.append("")
     lines.append(f"Findings over the whole run ({len(report.findings)})")
@@ -90,7 +111,7 @@ def to_markdown(report: Report) -> str:
     out = [f"# {_md_cell(_heading(report))}", ""]
     for title, checks in _sections(report):
         out += [f"## {title}", "", "| | check | value | expected | why |", "|---|---|---|---|---|"]
-        out += [f"| {_MARK[c.passed]} | {_md_cell(c.name)} | {_number(c.value)} | "
+        out += [f"| {_MARK[c.passed]} | {_md_cell(_name(c))} | {_value(c)} | "
                 f"{_md_cell(c.expectation)} | {_md_cell(c.why)} |" for c in checks]
         out.append("")
     out += [f"## Findings ({len(report.findings)})", ""]
@@ -115,8 +136,8 @@ def to_html(report: Report) -> str:
     for title, checks in _sections(report):
         parts.append(f"<h2>{esc(title)}</h2><table><tr><th></th><th>check</th><th>value</th>"
                      "<th>expected</th><th>why</th></tr>")
-        parts += [f"<tr><td class='{_MARK[c.passed]}'>{_MARK[c.passed]}</td><td>{esc(c.name)}</td>"
-                  f"<td>{esc(_number(c.value))}</td><td>{esc(c.expectation)}</td><td>{esc(c.why)}</td></tr>"
+        parts += [f"<tr><td class='{_MARK[c.passed]}'>{_MARK[c.passed]}</td><td>{esc(_name(c))}</td>"
+                  f"<td>{esc(_value(c))}</td><td>{esc(c.expectation)}</td><td>{esc(c.why)}</td></tr>"
                   for c in checks]
         parts.append("</table>")
     parts.append(f"<h2>Findings ({len(report.findings)})</h2><ul>")

@@ -24,7 +24,7 @@ from tui.model.series import Series
 from tui.model.failures import Failure, bursts
 from tui.parsers.incidents import KIND_WORDS
 from tui.parsers.records import JobOutcome
-from tui.rules.crash import judge_failures
+from tui.rules.crash import also_lines, behind_rank, judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec
@@ -278,19 +278,22 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
     if cause is None:
         return []
     after = "before the first step" if cause.step is None else f"after step {cause.step}"
-    message = f"{KIND_WORDS[cause.kind]}: {cause.text} ({after}, at byte {cause.offset:,})"
+    where = f"{judged.where.words()}, " if judged.where else ""
+    message = f"{KIND_WORDS[cause.kind]}: {cause.text} ({where}{after}, at byte {cause.offset:,})"
     if cause.block is not None and cause.block.cause:
         message += f"; cause: {cause.block.cause}"
-    others = list(dict.fromkeys(f.text for f in judged.fatal + judged.weak
-                                if f.text != cause.text))[:ALSO_SHOWN]
+    if behind := behind_rank(judged):
+        message += f"; {behind}"
+    others = also_lines(judged, ALSO_SHOWN, ALSO_CHARS)
     if others:
-        message += "; also: " + "; ".join(text[:ALSO_CHARS] for text in others)
+        message += "; also: " + "; ".join(others)
     severity = rule.severity
     if judged.recurring:
         severity = Severity.WARNING
         message += (f"; the run went on after {judged.recurring} earlier ones, so it may still "
                     "be running")
-    finding = Finding(rule.id, severity, exception=cause.text, offset=cause.offset)
+    finding = Finding(rule.id, severity, exception=cause.text, offset=cause.offset,
+                      where=judged.where or None)
     finding.add_hit(cause.step, cause.kind, message, KIND_WORDS[cause.kind])
     finding.count = len(judged.fatal)
     return [finding]

@@ -7,6 +7,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from enum import Enum
 
+from tui.parsers.records import Where
 from tui.parsers.values import format_value
 
 class Severity(str, Enum):
@@ -39,6 +40,8 @@ class Finding:
     # (crash and error findings), so a user can go straight to it.
     exception: str | None = None
     offset: int | None = None
+    # Where the failure happened (rank, local rank, host, pid), where the log says it.
+    where: Where | None = None
     first_step: int | None = field(default=None, init=False)
     last_step: int | None = field(default=None, init=False)
     count: int = field(default=0, init=False)
@@ -86,6 +89,10 @@ class Finding:
             out["exception"] = self.exception
         if self.offset is not None:
             out["offset"] = self.offset
+        if self.where is not None:
+            out.update({name: value for name, value in (
+                ("rank", self.where.rank), ("local_rank", self.where.local_rank),
+                ("host", self.where.host or None), ("pid", self.where.pid)) if value is not None})
         return out
 
 

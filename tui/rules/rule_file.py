@@ -1,7 +1,7 @@
 """Reading rule files: the shipped defaults, then the user's overrides.
 
 A rule file is TOML with one ``[[rule]]`` table per rule. The default file
-encodes ../shared/CHECKLIST.md; a user's ``~/.config/rlwatch/rules.toml``
+encodes the health checklist (docs/verdict.md); a user's ``~/.config/rlwatch/rules.toml``
 and ``--rules FILE`` are read on top of it: a table whose ``id`` exists
 changes only the fields it names (``enabled = false``, ``high = 0.05``), a
 new ``id`` adds a rule. A broken file fails with its path, the line of the

@@ -77,18 +77,21 @@ class RunSession:
                  run_dir: Path | None = None, label: str | None = None, note: str | None = None,
                  gpu_hosts: tuple[str, ...] = (), watch_accelerators: bool = True,
                  accept_new_host_key: bool = False, on_critical: str | None = None,
-                 parse_pool: ParsePool | None = None) -> None:
+                 parse_pool: ParsePool | None = None, known_total: int | None = None) -> None:
         """``run_dir``: the run directory the user named, where the file logger's JSONL,
         TensorBoard events and dumps may lie beside the console log; ``label``: how the run
         is named to the user (default: the source's label); ``note``: a line for the user
         about which log was chosen; ``gpu_hosts``: other nodes whose accelerators belong to
         the run (``watch_accelerators`` False: none at all, as for the demo's replay);
         ``on_critical``: a shell command run with each new critical finding as JSON;
-        ``parse_pool``: worker processes that parse the log's big batches (a fleet's)."""
+        ``parse_pool``: worker processes that parse the log's big batches (a fleet's);
+        ``known_total``: the run's total steps known from outside its log (the demo's replay
+        holds its whole run), as if the run had printed it; a total the log prints wins."""
         self.source = source
         self.label = label or source.label
         self.note = note
         self.model = RunModel(source.label)
+        self.model.announced_total = known_total
         self.accelerators = AcceleratorHistory()
         self.engine = RuleEngine(rules if rules is not None else load_rules())
         self.findings: list[Finding] = []

@@ -18,7 +18,9 @@ from pathlib import Path
 from tui.regular_file import open_regular
 from tui.sources import literal_search
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
+from tui.sources import follow_identity
 from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError, SourceEvent
+from tui.sources.follow_identity import LocalIdentity
 from tui.sources.grep_filter import (
     DD_CAN_CUT,
     PieceQueue,
@@ -42,10 +44,6 @@ _LINES_BATCH_LINES = 8192
 PIECE_MIN_BYTES = 64 * 1024 * 1024
 # How far past a rough cut the next line start is looked for.
 _MAX_CUT_SEARCH = 1024 * 1024
-
-
-def _identity(stat: os.stat_result) -> tuple[int, int]:
-    return stat.st_dev, stat.st_ino
 
 
 @functools.cache
@@ -118,11 +116,12 @@ class LocalFile:
             raise SourceError(f"{self.path}: {error.strerror or error}") from None
 
     async def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
-        """Yield chunks from ``start``; when following, notice truncation and replacement."""
+        """Yield chunks from ``start``; when following, notice truncation and replacement
+        (``follow_identity``: a rewrite past the offset read so far too)."""
         handle = self._open()
         try:
             stat = os.fstat(handle.fileno())
-            identity = _identity(stat)
+            identity = LocalIdentity.of(handle.fileno(), start)
             offset = start
             if self._should_prefilter(start, stat.st_size):
                 backfill = (self._literal_backfill if self.matcher == "hyperscan"
@@ -138,6 +137,7 @@ class LocalFile:
                     caught_up = False
                     yield Data(offset, data, os.fstat(handle.fileno()).st_mtime)
                     offset += len(data)
+                    identity = identity.read(data, offset)
                     continue
                 if not follow:
                     return
@@ -145,13 +145,14 @@ class LocalFile:
                     caught_up = True
                     yield CaughtUp()
                 await asyncio.sleep(self.poll_seconds)
-                reason = self._changed(identity, offset)
-                if reason is None:
+                change, identity = identity.change(self.path, handle.fileno(), offset)
+                if change is None:
                     continue
-                yield Reset(reason)
+                yield Reset(follow_identity.replaced(str(self.path)) if change == "replaced"
+                            else follow_identity.truncated(str(self.path)))
                 handle.close()
                 handle = await self._reopen()
-                identity = _identity(os.fstat(handle.fileno()))
+                identity = LocalIdentity.of(handle.fileno(), 0)
                 offset = 0
         finally:
             handle.close()
@@ -244,18 +245,6 @@ class LocalFile:
             if line.endswith(b"\n") and (cuts[-1] if cuts else 0) < cut < resume_at:
                 cuts.append(cut)
         return cuts
-
-    def _changed(self, identity: tuple[int, int], offset: int) -> str | None:
-        """Why the file we hold is no longer the log at ``path``, if it is not."""
-        try:
-            stat = os.stat(self.path)
-        except OSError:
-            return None  # mid-rotation: keep reading the old file until a new one appears
-        if _identity(stat) != identity:
-            return f"{self.path} was replaced; reading the new file from the start"
-        if stat.st_size < offset:
-            return f"{self.path} was truncated; reading it again from the start"
-        return None
 
     async def _reopen(self):
         while True:

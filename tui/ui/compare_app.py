@@ -1,7 +1,8 @@
 """The application ``rlwatch compare A B …`` runs: the compare screen on runs followed live.
 
 Thin on purpose: it follows each session in a worker (the logs backfill, then
-tail) and shows one screen, which redraws itself when a run changed. The
+tail), judges them every few seconds (the title says which stalled), and shows
+one screen, which redraws itself when a run changed. The
 dashboard's app (``RlwatchApp``) opens the same screen for the fleet view's
 marked runs (``CompareRuns``).
 """
@@ -16,7 +17,9 @@ from textual.driver import Driver
 
 from tui.parsers.text import safe_text
 from tui.session.run_session import RunSession
+from tui.ui.app import JUDGE_BUDGET_SECONDS, JUDGE_IDLE_SECONDS
 from tui.ui.appearance import Appearance
+from tui.ui.messages import RunUpdated
 from tui.ui.screens.compare import CompareScreen
 from tui.ui.terminal import rlwatch_driver
 
@@ -47,3 +50,12 @@ class CompareApp(App[None]):
         self.push_screen(self.screen_shown, lambda _: self.exit())
         for index, session in enumerate(self.sessions):
             self.run_worker(session.follow(), name=f"session-{index}", group="sessions")
+        # The rules judge each run now and then, so the title can say one stalled.
+        self.set_interval(JUDGE_IDLE_SECONDS, self._judge_all)
+
+    def _judge_all(self) -> None:
+        before = [session.findings for session in self.sessions]
+        for session in self.sessions:
+            session.judge(budget_s=JUDGE_BUDGET_SECONDS)
+        if [session.findings for session in self.sessions] != before:
+            self.screen_shown.post_message(RunUpdated())

@@ -10,6 +10,7 @@ fine, the ones still opening or not started, and last the ones that are done.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,10 +19,12 @@ from enum import Enum
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import TRAIN_REWARD, VALIDATION, Concept
 from tui.model.run_model import RunModel
+from tui.rules.eta import NO_ETA, eta_s
 from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.run_state import RunState, run_state
 from tui.ui.format import format_duration, format_number
-from tui.ui.health import STATE_MARK, worst_finding
+from tui.ui.health import STATE_MARK, failure_words, worst_finding
+from tui.ui.telling_names import telling_names
 
 
 # The widths of the number cells (the fleet screen's columns): a value is cut to fewer digits
@@ -99,9 +102,12 @@ def fleet_row(name: str, host: str, model: RunModel | None, findings: list[Findi
     step = "-" if model.last_step is None else f"{model.last_step}{total}"
     last_at = model.last_step_at
     worst = worst_finding(findings)
+    run = run_state(model, findings)
+    left = eta_s(model, run, now)  # none for a run that is not running (tui.rules.eta)
+    eta = NO_ETA if run != RunState.RUNNING or (left is None and model.eta_s is not None) else _duration(left)
     return FleetRow(
         name, host, state, step,
-        _number(model.sec_per_it, RATE_WIDTH), _duration(model.eta_s),
+        _number(model.sec_per_it, RATE_WIDTH), eta,
         "-" if last_at is None else age(now - last_at),
         _last(model, TRAIN_REWARD), _last(model, VALIDATION),
         problem or ("" if worst is None else _finding_words(worst)),
@@ -119,9 +125,16 @@ def age(seconds: float) -> str:
     return format_duration(seconds)
 
 
+# An exception's class named with its module (``torch.OutOfMemoryError``): the row keeps the
+# class alone, the module taking room a narrow screen needs for what failed.
+QUALIFIED_CLASS = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?:[:(]|$))")
+
+
 def _finding_words(finding: Finding) -> str:
     if finding.exception:
-        return f"{finding.rule}: {finding.exception}"
+        exception = finding.exception
+        return f"{finding.rule}: " + failure_words(finding).replace(
+            exception, QUALIFIED_CLASS.sub("", exception), 1)
     return f"{finding.rule}: {finding.message}" if finding.message else finding.rule
 
 
@@ -162,7 +175,8 @@ def worst_first(rows: Sequence[FleetRow]) -> list[FleetRow]:
 
 def fleet_line(rows: Sequence[FleetRow]) -> str:
     """The fleet in one line for tmux's status bar: the counts by state, worst first, and the
-    worst run's name where one is not fine: ``20 runs: 1 crashed 2 warning 17 running ✖ cola``."""
+    worst run's name where one is not fine: ``20 runs: 1 crashed 2 warning 17 running ✖ cola``
+    (of a sweep, the part of its name that tells it from the others: ``✖ …lr3e-6_kl0.001``)."""
     if not rows:
         return "no runs"
     counts = Counter(row.state for row in rows)
@@ -172,4 +186,5 @@ def fleet_line(rows: Sequence[FleetRow]) -> str:
     if worst.state.rank > RowState.WARNING.rank:
         return head
     mark = STATE_MARK[Severity.WARNING if worst.state == RowState.WARNING else Severity.CRITICAL]
-    return f"{head} {mark.split()[0]} {worst.name}"
+    names = [row.name for row in rows]
+    return f"{head} {mark.split()[0]} {telling_names(names)[names.index(worst.name)]}"

@@ -8,8 +8,6 @@ panel forever.
 
 from __future__ import annotations
 
-from array import array
-
 from tui.model.series import Series
 from tui.rules.findings import Finding, Severity
 
@@ -31,13 +29,22 @@ def crash_of(findings: list[Finding]) -> Finding | None:
     return next((f for f in findings if f.severity == Severity.CRITICAL and f.exception), None)
 
 
+def failure_words(finding: Finding) -> str:
+    """A failure's exception line behind the rank it happened on, when the log says it (``rank
+    1 on node07: RuntimeError: boom``): on a run of many ranks, which one is half the news. (A
+    Ray worker's pid and node stay in the finding's message and JSON.)"""
+    said = finding.exception or ""
+    where = finding.where
+    return f"{where.words()}: {said}" if where and (where.rank, where.local_rank) != (None, None) else said
+
+
 def run_state(findings: list[Finding]) -> tuple[Severity | None, str]:
     """The header's one-line verdict: worst severity now, and what to say."""
     critical = [f for f in findings if f.severity == Severity.CRITICAL]
     crash = crash_of(findings)
     if crash is not None:
         others = len(dict.fromkeys(f.rule for f in critical)) - 1
-        return Severity.CRITICAL, f"crashed: {crash.exception}" + (f" (+{others} critical)" if others else "")
+        return Severity.CRITICAL, f"crashed: {failure_words(crash)}" + (f" (+{others} critical)" if others else "")
     if critical:
         names = list(dict.fromkeys(f.rule for f in critical))
         if names == ["stalled"]:  # the state word and how long, as the stall rule words it
@@ -66,25 +73,3 @@ def hits_at(findings: list[Finding], step: int) -> list[Finding]:
     """Findings with a hit at ``step`` (the rules that step broke), worst first."""
     hits = [f for f in findings if f.hit_at(step)]
     return sorted(hits, key=lambda f: f.severity != Severity.CRITICAL)
-
-
-OK_QUERIES = frozenset({"ok", "✓", "✓ ok"})
-
-
-def filter_steps(findings: list[Finding], query: str, steps: array) -> array:
-    """The steps (ascending, from ``steps``) whose rule state matches ``query``.
-
-    A step matches when a rule it broke matches: by id (``kl-high``), by
-    severity (``crit``, ``warn``) or by metric key; ``ok`` matches the steps
-    that broke none. Built from the findings' hit lists, so it costs the
-    number of hits, not steps × rules.
-    """
-    wanted = query.strip().lower()
-    matching = [f for f in findings
-                if wanted in f.rule.lower() or wanted in f.severity
-                or wanted in STATE_MARK[f.severity].lower() or wanted in (f.metric or "").lower()]
-    chosen = {step for finding in matching for step in finding.steps}
-    if wanted in OK_QUERIES:
-        broken = {step for finding in findings for step in finding.steps}
-        return array("q", (step for step in steps if step in chosen or step not in broken))
-    return array("q", (step for step in steps if step in chosen))

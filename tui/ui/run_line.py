@@ -14,6 +14,7 @@ from tui.model.aliases import TRAIN_REWARD
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding, worst_severity
 from tui.rules.run_state import run_state
+from tui.sources.discovery import LOG_SUFFIXES
 from tui.ui.format import format_number
 from tui.ui.health import STATE_MARK, crash_of
 
@@ -22,7 +23,8 @@ def run_name(label: str) -> str:
     """A log's short name: its directory and file stem (``/runs/cola/train.log`` → ``cola/train``).
 
     The directory is usually what names a run; the stem tells two logs of one
-    run apart. A remote ``host:`` prefix is dropped: a window list has no room. A job on a
+    run apart. Only a log's own suffix is dropped: a sweep's directories hold dots
+    (``…_kl0.001``, ``…_kl0.01``) that tell its runs apart. A remote ``host:`` prefix is dropped: a window list has no room. A job on a
     cluster's dashboard (a Ray job: ``JOB on http://head:8265``) is its job id.
     """
     job, on, where = label.partition(" on ")
@@ -32,7 +34,10 @@ def run_name(label: str) -> str:
     parts = [part for part in path.parts if part != "/"]
     if not parts:
         return label
-    return "/".join([*parts[-2:-1], PurePosixPath(parts[-1]).stem or parts[-1]])
+    last = PurePosixPath(parts[-1])
+    # A log's suffix goes; a run directory's dots are its name (``lr1e-6_kl0.001``, not ``kl0``).
+    stem = last.stem if last.suffix in (*LOG_SUFFIXES, ".jsonl") else last.name
+    return "/".join([*parts[-2:-1], stem or parts[-1]])
 
 
 # How much of a crash's exception line a one-line status has room for.

@@ -98,6 +98,24 @@ def test_changed_host_key_is_always_refused(ssh_world, tmp_path):
     assert done.stderr.count("\n") == 1
 
 
+def test_a_host_key_of_another_kind_is_a_changed_identification(ssh_world, tmp_path):
+    """ed25519 known, the server now offers only RSA: refused, said as OpenSSH says it (it was
+    "Connection reset by peer": asyncssh asked for ed25519 only, and the server hung up)."""
+    home, _, _ = ssh_world
+    before = Sshd(tmp_path / "before", [home.public_key])
+    now = Sshd(tmp_path / "now", [home.public_key], port=before.port, host_key_kind="rsa").start()
+    try:
+        home = untrusting_home(ssh_world, tmp_path / "kind")
+        home.add_host("reinstalled", now.port)
+        home.trust(before.known_hosts_line())
+        done = rlwatch_as(home, "check", f"reinstalled:{verl_log('036')}")
+    finally:
+        now.stop()
+    assert done.returncode == 3 and done.stderr.count("\n") == 1, done.stderr
+    assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in done.stderr and "ssh-rsa" in done.stderr
+    assert f"ssh-keygen -R '[127.0.0.1]:{now.port}'" in done.stderr
+
+
 @pytest.mark.parametrize(("target", "fragment"), [
     ("gpu:/no/such/run.log", "no such file"),
     ("no-such-host.invalid:/x.log", "cannot resolve"),

@@ -81,7 +81,8 @@ async def test_a_box_down_for_a_while_is_retried_until_it_answers(client_home, t
             box.start()
             await until(lambda: model.last_step == 5, timeout=20)
             assert list(model.series["critic/score/mean"].steps) == [1, 2, 3, 4, 5]
-            assert any(s.text.startswith("still no connection (rebooting: cannot connect") for s in statuses)
+            assert any(s.text.startswith("reconnecting to rebooting (attempt ") and
+                       ": still no connection (rebooting: cannot connect" in s.text for s in statuses)
     finally:
         box.stop()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.support import text_of, wait_for
 from tests.ui.test_one_frame import SIZE, counting_app
-from tui.ui.screens.chart import ChartScreen, envelope
+from tui.ui.screens.chart import ChartScreen, envelope, step_ticks
 from tui.ui.widgets.chart_plot import PLACEHOLDER, ChartPlot
 
 
@@ -57,3 +57,27 @@ async def test_quitting_before_the_figure_is_drawn_is_clean(tmp_path: Path):
         await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps")
         await pilot.press("c", "q")
     assert app.return_code == 0
+
+
+def test_step_ticks_are_whole_steps_at_a_round_interval():
+    assert step_ticks(1, 40) == [1, 10, 20, 30, 40]
+    assert step_ticks(0, 105) == [0, 50, 105] and step_ticks(3, 3) == [3]  # the ends are the run's
+    assert all(isinstance(tick, int) for tick in step_ticks(1, 1120))
+
+
+async def test_the_legend_is_a_row_beside_the_plot_ticks_are_steps_and_the_frame_is_single(tmp_path: Path):
+    app = counting_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps", timeout=15)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart", timeout=15)
+        plot = app.screen.query_one(ChartPlot)
+        await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure", timeout=15)
+        legend = text_of(app.screen.query_one("#chart-legend"))
+        assert legend.strip().startswith("⣿ " + app.screen.key)
+        drawn = [plot.render_line(y).text for y in range(plot.size.height)]
+        assert not any(app.screen.key in line for line in drawn)  # not drawn over the curve
+        ticks = next(line for line in drawn if line.strip() and line.strip()[0].isdigit()
+                     and "┤" not in line and "│" not in line)
+        assert ticks.split() == [str(t) for t in step_ticks(1, 20)]
+        assert not any("││" in line or "┬┐" in line for line in drawn)  # the cursor on the newest

@@ -85,7 +85,7 @@ async def test_the_charts_draw_one_line_per_run_aligned_by_step_with_the_rules_b
     # Each run in its own marker: A's braille line, B's dots, C's crosses.
     assert braille(reward) and "•" in reward and "x" in reward
     # By step: the x axis runs to the longest run's last step, 210 (the others end near 105).
-    assert reward.rstrip().splitlines()[-1].rstrip().endswith("210.0")
+    assert reward.rstrip().splitlines()[-1].split() == ["0", "100", "210"]  # whole steps
     assert "entropy-low ≥ 0.1" in entropy  # the edge of the rule's band, named
 
 
@@ -197,6 +197,22 @@ async def test_the_dashboard_app_opens_the_screen_on_a_compare_runs_message():
                        != styles, "the runs in the new theme's colours")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.dashboard, "the dashboard again")
+
+
+async def test_the_title_says_each_runs_state_a_crash_among_them(tmp_path):
+    """Three real runs: one that crashed out of memory after 4 steps (corpus 018's traceback
+    after 032's first steps), a whole finished one (034), one still running."""
+    crashed, running = tmp_path / "crashed.log", tmp_path / "running.log"
+    crashed.write_bytes(b"".join(step_lines(4)) + verl_log("018").read_bytes())
+    running.write_bytes(b"".join(step_lines(6)))
+    runs = [RunSession(LocalFile(path, poll_seconds=0.05), label=label, watch_accelerators=False)
+            for path, label in ((crashed, "sw/crashed"), (verl_log("034"), "gpg/fsdp"), (running, "sw/running"))]
+    app = CompareApp(await connected(runs))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await wait_for(pilot, lambda: [s.model.last_step for s in runs] == [4, 210, 6], "the runs read", 30)
+        await pilot.pause(1.5)
+        title = text_of(app.screen.query_one("#title"))
+    assert "A 4 crashed" in title and "B 210 finished" in title and "C 6 running" in title
 
 
 async def snapshot(size: tuple[int, int], name: str) -> None:

@@ -29,8 +29,8 @@ class OnePlot(App[None]):
 def figure(plot: ChartPlot) -> None:
     plot.plt.clear_data()
     plot.plt.xlabel("step")
-    plot.plt.plot(STEPS, VALUES, marker="braille", color=(0, 120, 255), label="reward")
-    plot.plt.plot([STEPS[0], STEPS[-1]], [0.9, 0.9], color=(255, 200, 0), label="band")
+    plot.plt.plot(STEPS, VALUES, marker="braille", color=(0, 120, 255))
+    plot.plt.plot([STEPS[0], STEPS[-1]], [0.9, 0.9], color=(255, 200, 0))
 
 
 def cell(line: Strip, column: int) -> list[tuple[str, Style | None]]:

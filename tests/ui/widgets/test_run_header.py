@@ -5,10 +5,11 @@ dashboard beneath it changes."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
-from tests.corpus import verl_log
+from tests.corpus import REPO, verl_log
 from tests.support import header_text, open_app, step_lines, wait_for
 from tui.parsers.records import JobOutcome, JobRecord
 from tui.rules.findings import Severity
@@ -103,3 +104,38 @@ async def test_the_header_ticks_only_on_top_and_redraws_only_for_a_new_verdict(t
         header.show_health(Severity.WARNING, "1 warning")
         header.show_health(Severity.WARNING, "1 warning")
         assert len(redraws) == 1
+
+
+BAR_8_OF_16 = (b"Training Progress:  50%|#####     | 8/16 [01:20<01:20, 10.00s/it]\n"
+               b"step:8 - critic/score/mean:0.5 - timing_s/step:10\n")
+
+
+async def test_a_crashed_run_shows_no_eta(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(BAR_8_OF_16 + b"Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n"
+                    b"RuntimeError: boom\n")
+    app = open_app(log)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_for(pilot, lambda: "crashed: RuntimeError: boom" in header_text(app), "the verdict")
+        assert "ETA —" in header_text(app) and "ETA 1m" not in header_text(app)
+
+
+async def test_a_silent_run_shows_how_long_since_its_last_step_not_a_frozen_eta(tmp_path):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(BAR_8_OF_16)
+    hour_ago = time.time() - 3600
+    os.utime(log, (hour_ago, hour_ago))  # nothing written for an hour; a step takes 10 s
+    app = open_app(log)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_for(pilot, lambda: "no step for" in header_text(app), "the time since the last step")
+        text = header_text(app)
+        assert "no step for 1 h" in text and "a step takes 10 s" in text and "ETA" not in text
+
+
+async def test_a_crash_on_one_rank_of_many_names_the_rank_in_the_verdict(tmp_path):
+    log = tmp_path / "ddp.log"
+    shutil.copy(REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp" / "gloo_rank1_raise.log", log)
+    app = open_app(log)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await wait_for(pilot, lambda: "crashed: rank 1 on localhost: RuntimeError: reward worker"
+                       in header_text(app), "the verdict with its rank")

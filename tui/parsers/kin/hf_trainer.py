@@ -164,8 +164,17 @@ class HfTrainerLines:
 
     def settle(self) -> list[Record]:
         """The writer has paused: a held burst is numbered with the marks there are (the last
-        burst of a run has no tick after it). A first dict still waits for its layout."""
-        return self._numbering.settle()
+        burst of a run has no tick after it), and a dict held for its wrapped rest is read as
+        cut, as ``finish`` reads it: a terminal's wrap comes in the same write as the row it
+        wraps, so a pause says no rest is coming, and the dashboard following a log must count
+        the steps ``check`` counts on the same bytes. A first dict still waits for its layout,
+        unless it is that cut one: a writer that stops inside a dict has stopped (a killed
+        run, a cut paste), so it is numbered as ``finish`` numbers it."""
+        if self._held is None:
+            return self._numbering.settle()
+        text, offset, end = self._held
+        self._held = None
+        return self._flush(text, offset, end) + self._numbering.finish() + self.take_progress()
 
     def finish(self) -> list[Record]:
         """The held dict, if any, read as cut, and the dicts still waiting for their step."""

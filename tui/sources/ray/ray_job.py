@@ -287,8 +287,8 @@ class RayJobLog:
         if self.address.head is not None:  # the forward's connection, whichever is live now
             from tui.sources.ssh.ssh_runner import SshRunner
 
-            return AcceleratorHost(SshRunner(lambda: self._live_forward().connection), self.address.head.host,
-                                   False)
+            head = self.address.head.host
+            return AcceleratorHost(SshRunner(lambda: self._live_forward().connection, head), head, False)
         if self.address.host in _LOOPBACK:
             return this_host()
         if self._head is None:  # one connection however often it is asked for

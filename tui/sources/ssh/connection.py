@@ -24,9 +24,30 @@ import asyncssh
 
 from tui.durations import word_duration
 from tui.sources.base import SourceError
+from tui.sources.ssh.client_options import chosen
 from tui.sources.ssh.target import RemoteTarget
 
 CONNECT_TIMEOUT_S = 15.0
+# A dropped connection is tried again at once (a blip, a restarted sshd), then after pauses
+# that double from a second up to this cap: a box back from a reboot is rejoined within the
+# cap of its sshd answering, and a box down for hours costs one login attempt per cap.
+RECONNECT_FIRST_S = 1.0
+RECONNECT_CAP_S = 15.0
+
+
+def reconnect_delay(failures: int, refused: bool = False) -> float:
+    """The pause before the next login attempt after ``failures`` failed ones in a row
+    (0 after none: at once). ``refused``: the last one found nothing listening (the box is
+    up, its sshd is restarting), which costs the box nothing to ask again: a second at most,
+    so that the sshd is rejoined within a second of listening again."""
+    if failures <= 0:
+        return 0.0
+    delay = min(RECONNECT_CAP_S, RECONNECT_FIRST_S * 2 ** (failures - 1))
+    return min(delay, RECONNECT_FIRST_S) if refused else delay
+
+
+class Refused(SourceError):
+    """Nothing listens on the host's SSH port (a connection refused): the host is up."""
 
 
 def _ssh_dir() -> Path:
@@ -38,6 +59,8 @@ class _SeenHost:
     """What known_hosts said about each host key asyncssh asked about."""
 
     asked: list[tuple[str, int | None, bool]] = field(default_factory=list)
+    # The host keys known_hosts trusts for the host asked about last.
+    known: list[asyncssh.SSHKey] = field(default_factory=list)
 
 
 def _known_hosts_callback(path: Path, seen: _SeenHost) -> Callable[[str, str, int | None], Any]:
@@ -52,6 +75,7 @@ def _known_hosts_callback(path: Path, seen: _SeenHost) -> Callable[[str, str, in
             return [], [], [], [], [], [], []
         matched = known.match(host, addr, port)
         seen.asked.append((host, port, bool(matched[0] or matched[1] or matched[2])))
+        seen.known = list(matched[0])
         return matched
 
     return lookup
@@ -68,7 +92,8 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
     ``via``: a connection to open this one through, as ``ssh -J`` does (a cluster's
     nodes seen from its login node or head); the host key is checked all the same."""
     known_hosts = _ssh_dir() / "known_hosts"
-    config = [str(_ssh_dir() / "config")] if (_ssh_dir() / "config").exists() else []
+    options = chosen()
+    config = _config_files()
     passphrase: str | None = None
     for attempt in range(3):
         seen = _SeenHost()
@@ -78,16 +103,12 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
                 known_hosts=_known_hosts_callback(known_hosts, seen), passphrase=passphrase,
                 compression_algs=["zlib@openssh.com", "zlib", "none"],
                 connect_timeout=CONNECT_TIMEOUT_S, keepalive_interval=30, keepalive_count_max=4,
-                tunnel=via or ())
+                tunnel=via or options.jump or (), client_keys=list(options.identities) or ())
         except asyncssh.HostKeyNotVerifiable:
             host, port, had_entry = seen.asked[-1] if seen.asked else (target.host, target.port, False)
             name = _known_hosts_name(host, port)
             if had_entry:
-                raise SourceError(
-                    f"{target.host}: the host key of {name} has CHANGED since it was recorded in "
-                    f"{known_hosts}; refusing to connect (it may be a man-in-the-middle). If the host "
-                    f"was reinstalled, check its new key, remove the old one with "
-                    f"`ssh-keygen -R '{name}'` and connect once with ssh") from None
+                raise SourceError(_changed(target, name, known_hosts)) from None
             if not accept_new_host_key or attempt > 0:
                 raise SourceError(
                     f"{target.host}: the host key of {name} is unknown (not in {known_hosts}); "
@@ -113,14 +134,56 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
         except ValueError as error:  # a private key that does not match its .pub, say
             raise SourceError(f"{target.host}: cannot use your key: {error}") from None
         except (OSError, asyncssh.Error) as error:
+            if isinstance(error, (ConnectionResetError, asyncssh.ConnectionLost, asyncssh.KeyExchangeFailed)) \
+                    and seen.known \
+                    and (offered := await _other_kind_offered(target, config, seen.known, via)):
+                # asyncssh asked only for the kinds known_hosts holds; the server has none of
+                # them and hung up: OpenSSH calls this a changed identification, and so do we.
+                host, port, _ = seen.asked[-1]
+                name = _known_hosts_name(host, port)
+                raise SourceError(_changed(target, name, known_hosts, offered)) from None
             reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or str(error)
-            raise SourceError(f"{target.host}: cannot connect: {reason}") from None
+            failed = Refused if isinstance(error, ConnectionRefusedError) else SourceError
+            raise failed(f"{target.host}: cannot connect: {reason}") from None
     raise SourceError(f"{target.host}: cannot connect")
+
+
+def _config_files() -> list[str]:
+    """The ssh_config files to read: ``-F FILE`` when given (alone, as for ssh), else
+    ``~/.ssh/config`` where there is one."""
+    if (given := chosen().config_file) is not None:
+        return [given]
+    return [str(_ssh_dir() / "config")] if (_ssh_dir() / "config").exists() else []
+
+
+def _changed(target: RemoteTarget, name: str, known_hosts: Path, offered: str | None = None) -> str:
+    """OpenSSH's "REMOTE HOST IDENTIFICATION HAS CHANGED", in one line with what to do."""
+    now = f" (it now offers only its {offered} key)" if offered else ""
+    return (f"{target.host}: REMOTE HOST IDENTIFICATION HAS CHANGED: the host key of {name} is not "
+            f"the one recorded in {known_hosts}{now}; refusing to connect (it may be a "
+            f"man-in-the-middle). If the host was reinstalled, check its new key, remove the old "
+            f"one with `ssh-keygen -R '{name}'` and connect once with ssh")
+
+
+async def _other_kind_offered(target: RemoteTarget, config: list[str], known: list[asyncssh.SSHKey],
+                              via: asyncssh.SSHClientConnection | None) -> str | None:
+    """The kind of the host key the server offers when known_hosts has other kinds only
+    (the key is fetched, nothing is logged in); None when it offers a known one, or none."""
+    try:
+        key = await asyncio.wait_for(asyncssh.get_server_host_key(
+            target.host, port=target.port or (), config=config, tunnel=via or chosen().jump or ()),
+            CONNECT_TIMEOUT_S)
+    except (OSError, asyncssh.Error, asyncio.TimeoutError):
+        return None
+    if key is None or any(key.public_data == trusted.public_data for trusted in known):
+        return None
+    return key.get_algorithm()
 
 
 def _encrypted_keys(config: list[str]) -> list[Path]:
     """Passphrase-protected keys asyncssh would have offered (the defaults and IdentityFile)."""
-    paths = [_ssh_dir() / name for name in ("id_ed25519", "id_ecdsa", "id_rsa")]
+    paths = [Path(os.path.expanduser(identity)) for identity in chosen().identities]
+    paths += [_ssh_dir() / name for name in ("id_ed25519", "id_ecdsa", "id_rsa")]
     for config_file in config:
         for line in Path(config_file).read_text(errors="replace").splitlines():
             parts = line.split(None, 1)
@@ -151,7 +214,7 @@ async def _record_host_key(target: RemoteTarget, config: list[str], host: str, p
     """``--accept-new-host-key``: fetch the unknown key (no login) and append it to known_hosts;
     through ``via`` where the host is reached through a jump host (a compute node)."""
     key = await asyncssh.get_server_host_key(target.host, port=target.port or (), config=config,
-                                             tunnel=via or ())
+                                             tunnel=via or chosen().jump or ())
     if key is None:
         raise SourceError(f"{target.host}: the server offered no host key")
     known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ class OnDemandRunner:
                 except SourceError as error:
                     raise CommandFailed(argv, None, b"", str(error)) from None
         connection = self._connection
-        return SshRunner(lambda: connection)
+        return SshRunner(lambda: connection, self.target.host)
 
     async def run(self, argv: Sequence[str], timeout: float = 30.0) -> bytes:
         return await (await self._runner(argv)).run(argv, timeout)

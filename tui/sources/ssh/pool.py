@@ -5,9 +5,13 @@ A fleet of twenty runs on five boxes makes five logins, not twenty: each
 opening its own, and when that connection drops, the first run to notice
 asks for a new one and the others wait for the same attempt (``replace``).
 
-A host that is down costs one attempt per ``retry_s``, not one per run: a
-failure is remembered that long, and every run of the host that asks meanwhile
-gets the same error at once. The other hosts' runs never wait on it.
+A host that is down costs one attempt per pause, not one per run: a failure is
+remembered for the reconnect back-off's pause after that many failures in a row
+(``connection.reconnect_delay``: a second, doubling to a cap; or a fixed
+``retry_s`` where the caller gives one), and
+every run of the host that asks meanwhile gets the same error at once; a host
+back from a reboot is rejoined within that pause. The other hosts' runs never
+wait on it.
 
 OpenSSH's sshd allows ten channels per connection (``MaxSessions``), and a
 followed run holds one for its ``tail`` plus short ones for range reads and
@@ -30,8 +34,6 @@ from tui.sources.ssh.target import RemoteTarget
 # Runs per connection: each holds a channel for its tail (two with a JSONL beside it) and
 # opens short ones, and an sshd left at its default refuses an eleventh on one connection.
 RUNS_PER_CONNECTION = 4
-# How long a host's failed attempt answers for it before the next run's ask tries again.
-RETRY_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +50,14 @@ class Seat:
 class ConnectionPool:
     """The open connections of a fleet, one per host (per RUNS_PER_CONNECTION runs)."""
 
-    def __init__(self, accept_new_host_key: bool = False, retry_s: float = RETRY_S) -> None:
+    def __init__(self, accept_new_host_key: bool = False, retry_s: float | None = None) -> None:
         self.accept_new_host_key = accept_new_host_key
         self.retry_s = retry_s
         self._runs: dict[tuple[str, str | None, int | None], int] = {}
         self._live: dict[Seat, asyncssh.SSHClientConnection] = {}
         self._pending: dict[Seat, asyncio.Task[asyncssh.SSHClientConnection]] = {}
         self._failed: dict[Seat, tuple[float, SourceError]] = {}
+        self._failures: dict[Seat, int] = {}  # failed logins in a row
         self._seen: set[Seat] = set()  # seats that had a login, answered or refused
         # Logins made, counted for the tests and the bench ("one per host").
         self.logins = 0
@@ -74,7 +77,7 @@ class ConnectionPool:
         if live is not None and not live.is_closed():
             return live
         failed = self._failed.get(seat)
-        if failed is not None and time.monotonic() - failed[0] < self.retry_s:
+        if failed is not None and time.monotonic() - failed[0] < self._pause(seat):
             raise failed[1]
         attempt = self._pending.get(seat)
         if attempt is None:
@@ -82,6 +85,14 @@ class ConnectionPool:
             self._pending[seat] = attempt
         # Shielded: one run giving up (cancelled) must not cancel the others' attempt.
         return await asyncio.shield(attempt)
+
+    def _pause(self, seat: Seat) -> float:
+        from tui.sources.ssh.connection import Refused, reconnect_delay
+
+        if self.retry_s is not None:
+            return self.retry_s
+        failed = self._failed.get(seat)
+        return reconnect_delay(self._failures.get(seat, 0), failed is not None and isinstance(failed[1], Refused))
 
     async def first(self, target: RemoteTarget) -> asyncssh.SSHClientConnection:
         """The host's first connection, for a command that is no run of its own (a glob)."""
@@ -121,11 +132,13 @@ class ConnectionPool:
                                        self.accept_new_host_key)
         except SourceError as error:
             self._failed[seat] = (time.monotonic(), error)
+            self._failures[seat] = self._failures.get(seat, 0) + 1
             raise
         finally:
             self._pending.pop(seat, None)
             self._seen.add(seat)
         self._failed.pop(seat, None)
+        self._failures.pop(seat, None)
         self._live[seat] = connection
         return connection
 

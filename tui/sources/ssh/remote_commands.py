@@ -1,6 +1,11 @@
 """Every shell script rlwatch runs on the training box, each built with ``shlex.quote``.
 
-All of them only read. Scripts that start several processes or loop run
+All of them only read. Every path they hand a tool goes through ``operand`` first:
+quoting stops a path from becoming a command, not from being read as an option,
+and ``find`` reads a starting point ``-delete`` as its action (a directory of
+that name once emptied a user's home) and ignores ``--``.
+
+Scripts that start several processes or loop run
 under ``sh -c`` with the log's path as ``$1``, so they mean the same whatever
 the user's login shell is (zsh, say, does not split ``$cuts`` into words).
 The follower and the backfill are wrapped so that they die with the SSH
@@ -17,6 +22,7 @@ from collections.abc import Sequence
 
 from tui.sources.grep_filter import DD_CAN_CUT, piece_command
 from tui.sources.ssh.box_clock import CLOCK_LINE, STAMP
+from tui.sources.ssh.remote_identity import CHECK, HEAD_OF_SIZE, IDENT_LINE, IDENTIFY
 
 # The same sniff as local discovery (tui/sources/discovery.py): a verl step line.
 STEP_LINE_ERE = r"(^|[^[:alnum:]_/])step:[0-9]+ - [^[:space:]:]+:"
@@ -27,16 +33,18 @@ _WINDOW = 1 << 20
 # to be sent (each piece but the first is held in memory by dd until then).
 _PIECE_BUFFER = "16M"
 
-# $1: the log, $2: where to start. Prints CLOCK <size> <mtime> <box now> (box_clock),
+# $1: the log, $2: where to start, $3: how many first bytes identify it (none: remote_identity's
+# default). Prints CLOCK <size> <mtime> <box now> (box_clock), IDENT … (remote_identity),
 # RESUME <end of the last whole line>, CUTS <line starts>..., then (while the questions asked
 # beside it are answered on stderr: ANSWER <status> <n> and the n bytes of each) every piece's
 # grep -b output followed by END <grep's status>, piece after piece, then REST <n> and the n bytes
 # from RESUME to the size seen at the start (the line still being written); then a CLOCK
 # line again and, from that size on, what ``tail -F`` sends, for a reader that follows.
 _BACKFILL = r"""f=$1 a=$2 w=@WINDOW@
-@STAMP@stamp "$f"; s=$clk_s
+@STAMP@@IDENTIFY@stamp "$f"; s=$clk_s
 case $s in ''|*[!0-9]*) exit 3;; esac
 @CLOCK_LINE@
+id_n=${3:-@HEAD_OF_SIZE@}; ident "$f" "$id_n"; @IDENT_LINE@
 [ "$s" -lt "$w" ] && w=$s
 win() { tail -c +$((s - w + 1)) -- "$f" | head -c "$w"; }
 if [ "$s" -eq 0 ] || [ "$(win | tail -c 1 | od -An -tx1 | tr -d ' \n')" = 0a ]; then r=$s
@@ -70,6 +78,7 @@ pieces "$a" $c 2>/dev/null
 echo "REST $((s - r))"
 tail -c +$((r + 1)) -- "$f" 2>/dev/null | head -c $((s - r))
 stamp "$f"; @CLOCK_LINE@
+LC_ALL=C; export LC_ALL
 exec tail -c +$((s + 1)) -F -- "$f"
 """
 
@@ -127,15 +136,17 @@ def discover(path: str, needles: Sequence[bytes] = (), chunk_bytes: int = 64 << 
               f'{_backfill_script(needles, chunk_bytes, asks)}}}' if needles else ":")
     script = (_DISCOVER.replace("@PER_FILE@", shlex.quote(per_file)).replace("@THEN@", then)
               .replace("@CHOSEN@", chosen))
-    return _sh(script, path)
+    return _sh(script, operand(path))
 
 
 def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, start: int = 0,
-             asks: Sequence[str] = ()) -> str:
+             asks: Sequence[str] = (), head_bytes: int | None = None) -> str:
     """The backfill of ``path`` from ``start``, in one channel and one round trip.
 
     Prints ``CLOCK <size> <mtime> <box now>`` first (see ``box_clock``: how old
-    the lines are is read in the same round trip). Then ``RESUME <offset>``: the end of the last whole line present now (a
+    the lines are is read in the same round trip), then ``IDENT …``: which file it is
+    (``remote_identity``; ``head_bytes``: of how many first bytes, those of a backfill
+    before this one, which resumes it). Then ``RESUME <offset>``: the end of the last whole line present now (a
     line still being written is left to the follower, which starts there, so it
     is read once and whole; only the last MiB is read to find it). Then
     ``CUTS <offset>...``: line starts that split ``[start, RESUME)`` into one
@@ -158,17 +169,33 @@ def backfill(path: str, needles: Sequence[bytes], chunk_bytes: int = 64 << 20, s
     training boxes' shell start-up files (conda, pyenv, modules) can take a
     good part of a second.
     """
-    return _sh(_backfill_script(needles, chunk_bytes, asks), path, str(int(start)))
+    identify = () if head_bytes is None else (str(int(head_bytes)),)
+    return _sh(_backfill_script(needles, chunk_bytes, asks), operand(path), str(int(start)), *identify)
 
 
 def _backfill_script(needles: Sequence[bytes], chunk_bytes: int, asks: Sequence[str] = ()) -> str:
     questions = "".join(f"ask {shlex.quote(ask)}; " for ask in asks)
     return (_BACKFILL.replace("@ASKS@", f"{_ASK}{{ {questions}}} >&2 &\n" if asks else "")
             .replace("@STAMP@", STAMP).replace("@CLOCK_LINE@", CLOCK_LINE)
+            .replace("@IDENTIFY@", IDENTIFY).replace("@HEAD_OF_SIZE@", HEAD_OF_SIZE)
+            .replace("@IDENT_LINE@", IDENT_LINE)
             .replace("@WINDOW@", str(_WINDOW)).replace("@CHUNK@", str(int(chunk_bytes)))
             .replace("@DD_CAN_CUT@", DD_CAN_CUT).replace("@BUFFER@", _PIECE_BUFFER)
             .replace("@PIECE_TO_END_OF_CUT@", piece_command('"$f"', needles, '"$1"', '"$(($2 - $1))"'))
             .replace("@PIECE_TO_EOF@", piece_command('"$f"', needles, '"$1"', None)))
+
+
+def operand(path: str) -> str:
+    """``path`` in a form no tool on the box can read as an option or an operator: a
+    relative path gets ``./`` before it (``-delete`` → ``./-delete``, ``!`` → ``./!``),
+    which names the same file; an absolute one already starts with ``/``.
+
+    ``--`` is not enough: ``find`` takes its starting points before any option and reads
+    the first word starting with ``-``, ``!`` or ``(`` as its expression, and not every
+    tool on every box (BusyBox, a BSD) honours ``--``. Every builder here passes its paths
+    through this, and tests/sources/ssh/test_hostile_paths.py runs each one on a real box
+    with names that try."""
+    return path if path.startswith(("/", "./", "../")) or path in (".", "..") else f"./{path}"
 
 
 def _sh(script: str, *args: str) -> str:
@@ -178,7 +205,7 @@ def _sh(script: str, *args: str) -> str:
 
 def read_range(path: str, start: int, end: int | None) -> str:
     """The bytes ``[start, end)``, or from ``start`` to the end of the file."""
-    tail = f"tail -c +{int(start) + 1} -- {shlex.quote(path)} 2>/dev/null"
+    tail = f"tail -c +{int(start) + 1} -- {shlex.quote(operand(path))} 2>/dev/null"
     return tail if end is None else f"{tail} | head -c {max(0, int(end) - int(start))}"
 
 
@@ -186,20 +213,26 @@ def read_from(path: str, start: int) -> str:
     """A ``CLOCK`` line (``box_clock``), then the bytes from ``start`` to the end of the file:
     a read of what was written since also says when it was written, in the same round trip."""
     return _sh(f'{STAMP}stamp "$1"; {CLOCK_LINE}\ntail -c +{int(start) + 1} -- "$1" 2>/dev/null',
-               path)
+               operand(path))
 
 
-def follow(path: str, start: int) -> str:
+def follow(path: str, start: int, identity: tuple[str, str, str] | None = None,
+           changed: bool = False) -> str:
     """Stream from ``start`` as the log grows (``tail -F``: across rotation and truncation).
 
     Its first line is a ``CLOCK`` line (``box_clock``), printed before tail starts:
     the bytes a follower sends first were written before it started, perhaps long
     before (those written while the connection was down), so they must not count
-    as written when they arrive.
+    as written when they arrive. Then ``FROM <offset> [why]`` and ``IDENT …``
+    (``remote_identity``): given the ``identity`` seen before, the box starts from 0
+    instead when the log is no longer that file or was rewritten, and so it does when
+    ``changed`` (tail said so), saying which. ``tail``'s notices on stderr are in English
+    (``LC_ALL=C``), for the source to read.
     """
-    return _sh(f'{STAMP}stamp "$1"; {CLOCK_LINE}\n'
-               f'tail -c +{int(start) + 1} -F -- "$1" & t=$!\n'
-               'cat >/dev/null; kill $t 2>/dev/null', path)
+    return _sh(f'{STAMP}{IDENTIFY}stamp "$1"; {CLOCK_LINE}\n{CHECK}LC_ALL=C; export LC_ALL\n'
+               'tail -c +$((o + 1)) -F -- "$1" & t=$!\n'
+               'cat >/dev/null; kill $t 2>/dev/null', operand(path), str(int(start)),
+               *(identity or ("", "", "")), "changed" if changed else "")
 
 
 def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:
@@ -209,7 +242,7 @@ def list_files(roots: Sequence[str], depth: int, names: Sequence[str]) -> str:
     only logger files last wrote; a last record ``NOW <box time>`` puts it on this
     machine's clock (``box_clock``: the box's clock may be off)."""
     tests = " -o ".join(f"-name {shlex.quote(name)}" for name in names)
-    quoted = " ".join(shlex.quote(root) for root in roots)
+    quoted = " ".join(shlex.quote(operand(root)) for root in roots)
     return (f"find {quoted} -maxdepth {int(depth)} -type f \\( {tests} \\) "
             f"-printf '%s %T@ %p\\0' 2>/dev/null; {_NOW}")
 
@@ -228,7 +261,7 @@ def list_logger_files(root: str, depth: int, jsonl_start: str, event_mark: str,
     per_file = (f'for f; do case $f in *.jsonl) if head -c {int(head_bytes)} -- "$f" | head -n 1 '
                 '| LC_ALL=C grep -aqE "$0"; then k=J; else k=-; fi;; *) k=E;; esac; '
                 'printf "%s %s %s\\0" "$k" "$(stat -c %Y -- "$f")" "$f"; done')
-    return (f"find {shlex.quote(root)} -maxdepth {int(depth)} -type f \\( -name '*.jsonl' "
+    return (f"find {shlex.quote(operand(root))} -maxdepth {int(depth)} -type f \\( -name '*.jsonl' "
             f"-o -name {shlex.quote(event_mark + '*')} \\) -exec sh -c {shlex.quote(per_file)} "
             f"{shlex.quote(jsonl_start)} {{}} + 2>/dev/null; {_NOW}")
 
@@ -236,7 +269,7 @@ def list_logger_files(root: str, depth: int, jsonl_start: str, event_mark: str,
 def hint_lines(path: str, needles: Sequence[str], after: int = 3) -> str:
     """The lines of the log's head and tail (where verl prints its config and announcements)
     that hold one of ``needles``, with ``after`` lines of context for wrapped lists."""
-    return hint_lines_of(shlex.quote(path), needles, after)
+    return hint_lines_of(shlex.quote(operand(path)), needles, after)
 
 
 def hint_lines_of(path: str, needles: Sequence[str], after: int = 3) -> str:

@@ -58,10 +58,11 @@ async def expand(pool: ConnectionPool, target: RemoteTarget) -> list[RemoteTarge
     """The runs ``target``'s glob names on its box (SourceError when the box cannot be asked)."""
     import asyncssh
 
+    from tui.sources.ssh import box_shell
+
     connection = await pool.first(target)
     try:
-        result = await connection.run(expand_command(target.path), encoding=None, check=False)
+        output = (await box_shell.run(connection, expand_command(target.path), target.host)).stdout
     except (OSError, asyncssh.Error) as error:
         raise SourceError(f"{target.host}: connection lost: {error}") from None
-    output = result.stdout if isinstance(result.stdout, bytes) else b""
     return [RemoteTarget(target.host, path, target.user, target.port) for path in matches(output)]

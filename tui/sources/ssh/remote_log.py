@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import asyncssh
 
-from tui.durations import word_duration
+from tui.parsers.text import safe_text
 from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.base import (
     CaughtUp,
@@ -38,25 +38,24 @@ from tui.sources.base import (
     SourceEvent,
     Status,
 )
+from tui.sources import follow_identity
 from tui.sources.discovery import NoLogFound
 from tui.sources.grep_filter import GrepOutput
-from tui.sources.ssh import remote_commands
+from tui.sources.ssh import box_shell, remote_commands, why_unreadable
 from tui.sources.ssh.answers import Answers
 from tui.sources.ssh.box_clock import BoxClock
+from tui.sources.ssh.box_shell import Process
 from tui.sources.ssh.pool import ConnectionPool, Seat
+from tui.sources.ssh.remote_identity import RemoteIdentity, parse_from
 from tui.sources.ssh.ssh_runner import SshRunner
 from tui.sources.ssh.target import RemoteTarget
 
-# A remote command's process, its output read as bytes.
-Process = asyncssh.SSHClientProcess[bytes]
-
 _CHUNK = 1 << 20
-_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # A follower whose log's size is unknown, or which has caught up once, is caught up again
 # when no byte has come for this long (a burst of new lines is not settled halfway).
 _QUIET_S = 0.3
-# What GNU tail -F says on stderr when the file shrank under it.
-_RESTARTED = "file truncated"
+# What GNU tail -F says on stderr (in the C locale) when the file it follows changed.
+_TAIL_NOTICES = ("file truncated", "has been replaced", "has appeared")
 
 
 class RemoteLog:
@@ -91,6 +90,11 @@ class RemoteLog:
         # set by connect(); then there are no console bytes to stream.
         self.logger_files = None
         self._chosen: tuple[bool, int, str] | None = None  # the log discovery chose
+        # Which file the bytes delivered so far came from (remote_identity), checked again by
+        # each follower and backfill that resumes them.
+        self._identity: RemoteIdentity | None = None
+        # Whether tail said the log changed: the next follower reads it from 0, saying how.
+        self._changed = False
 
     @classmethod
     def sharing(cls, other: RemoteLog, path: str) -> RemoteLog:
@@ -173,6 +177,9 @@ class RemoteLog:
                     self._first, handed_on = await self._read_first(process, asks), True
                     return self._clock_note(self._first.plan.clock)
                 return None
+            if head == b"MISSING":  # or behind a file, or a directory we may not enter
+                why = await self.run(why_unreadable.why_command(self.target.path))
+                raise SourceError(f"{self.label}: {why_unreadable.reason(why)} on {self.target.host}")
             if head != b"DIR":
                 rest = b""
             else:
@@ -185,7 +192,8 @@ class RemoteLog:
             if self.prefilter and chosen is not None and chosen[0] and "\n" not in chosen[2]:
                 # The box backfills the chosen log in this channel (a name with a newline
                 # cannot be sent as one line: its backfill gets a channel of its own).
-                process.stdin.write(chosen[2].encode("utf-8", "surrogateescape") + b"\n")
+                chosen_path = remote_commands.operand(chosen[2])
+                process.stdin.write(chosen_path.encode("utf-8", "surrogateescape") + b"\n")
                 self._first, handed_on = await self._read_first(process, asks), True
             else:
                 process.stdin.write(b"\n")
@@ -197,10 +205,11 @@ class RemoteLog:
     def _choose(self, head: bytes, listing: str) -> str:
         """Take the log of a directory's listing (``discover``'s ``DIR`` records): the newest
         with verl step lines, else the newest; the line saying which."""
-        if head == b"MISSING":
-            raise SourceError(f"{self.label}: no such file or directory on {self.target.host}")
-        if head != b"DIR":
+        if head == b"DENIED":
             raise SourceError(f"{self.label}: permission denied")
+        if head != b"DIR":
+            raise SourceError(f"{self.label}: the box gave an answer rlwatch does not know "
+                              f"({safe_text(head[:40].decode('utf-8', 'replace'))!r})")
         candidates = []
         for line in listing.split("\0"):
             mtime, has_steps, path = (line.split(" ", 2) + ["", ""])[:3]
@@ -227,7 +236,7 @@ class RemoteLog:
         from tui.sources.accelerators.detect import pollers_for, probe_argv
         from tui.sources.ssh.ssh_runner import remote_command
 
-        runner = SshRunner(lambda: self.connection)
+        runner = SshRunner(lambda: self.connection, self.target.host)
         probe = remote_command(probe_argv([poller.tool for poller in pollers_for(runner, False)]))
         return [(remote_commands.hint_lines_of('"$f"', HINT_NEEDLES),
                  lambda: remote_commands.hint_lines(self.path, HINT_NEEDLES)),
@@ -252,7 +261,7 @@ class RemoteLog:
     async def _open(self, command: str) -> Process:
         """A remote process for ``command`` (bytes out), or ``_Dropped`` when the connection fails."""
         try:
-            return await self.connection.create_process(command, encoding=None)
+            return await box_shell.start(self.connection, command, self.target.host)
         except (OSError, asyncssh.Error) as error:
             raise _Dropped(str(error)) from None
 
@@ -269,11 +278,10 @@ class RemoteLog:
         if self._conn is None:  # between a drop and the reconnect another task is making
             raise SourceError(f"{self.target.host}: not connected")
         try:
-            result = await self._conn.run(command, encoding=None if binary else "utf-8",
-                                          errors="replace", check=False)
+            output = (await box_shell.run(self._conn, command, self.target.host)).stdout
         except (OSError, asyncssh.Error) as error:
             raise SourceError(f"{self.target.host}: connection lost: {error}") from None
-        return result.stdout
+        return output if binary else output.decode("utf-8", "replace")
 
     async def stream(self, start: int, follow: bool) -> AsyncIterator[SourceEvent]:
         """Backfill through grep on the box (from 0), then follow; reconnect when dropped.
@@ -293,17 +301,21 @@ class RemoteLog:
         if start == 0 and self.prefilter:
             delivered = 0  # where the lines delivered so far end
             while True:
+                restart = False
                 try:
                     async for event in self._backfill(follow, delivered):
                         yield event
-                        if isinstance(event, Lines):
+                        if isinstance(event, Reset):  # another file: its backfill from 0
+                            restart, delivered = True, 0
+                        elif isinstance(event, Lines):
                             offset = event.resume_at
                             if event.lines:
                                 last, line = event.lines[-1]
                                 delivered = last + len(line)
                         elif isinstance(event, Data):  # the line still being written: the
                             offset = event.offset + len(event.data)  # follower reads on from its end
-                    break
+                    if not restart:
+                        break
                 except _Dropped as dropped:
                     if not follow:
                         raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
@@ -320,7 +332,9 @@ class RemoteLog:
                     elif isinstance(read, Reset):
                         offset = 0
                     yield read
-                return
+                if not follow:
+                    return
+                # A follower returns after tail's notice of a change: another reads it anew.
             except _Dropped as dropped:
                 if not follow:
                     raise SourceError(f"{self.target.host}: connection lost: {dropped}") from None
@@ -328,23 +342,31 @@ class RemoteLog:
                     yield status
 
     async def _reconnect(self, reason: str) -> AsyncIterator[Status]:
-        """Say the connection is lost, then try again with growing pauses until it is back."""
+        """Say the connection is lost, then try again: at once, then after pauses that grow
+        to a cap (``connection.reconnect_delay``), until it is back. Each status says which
+        attempt is next and when."""
+        from tui.sources.ssh.connection import Refused, reconnect_delay
+
         dropped = self._conn
-        status = f"connection to {self.target.host} lost ({reason}); reconnecting"
-        for attempt in itertools.count():
-            delay = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-            yield Status(f"{status} in {word_duration(delay)}", ok=False)
+        said = f"connection lost ({reason})"
+        refused = False
+        for attempt in itertools.count(1):
+            delay = reconnect_delay(attempt - 1, refused)
+            when = f", next in {delay:g}s" if delay else ""
+            # What is happening first: the header cuts a long status at its width.
+            yield Status(f"reconnecting to {self.target.host} (attempt {attempt}{when}): {said}", ok=False)
             await asyncio.sleep(delay)
             await self.close()
             try:
                 self._conn = await self._login(dropped)
             except SourceError as error:
-                status = f"still no connection ({error}); trying again"
+                said, refused = f"still no connection ({error})", isinstance(error, Refused)
                 continue
             yield Status(f"reconnected to {self.target.host}; resuming where it stopped")
             return
 
-    async def _backfill(self, follow: bool, start: int = 0) -> AsyncIterator[Lines | Data | Status]:
+    async def _backfill(self, follow: bool, start: int = 0
+                        ) -> AsyncIterator[Lines | Data | Status | Reset]:
         """Lines of ``[start, RESUME)`` matching the prefilter, in order, as the box's
         pieces send them (always at least one event, to say where RESUME is);
         then the bytes from RESUME to the end seen then. With ``follow``, the channel
@@ -355,8 +377,19 @@ class RemoteLog:
         backfill, self._first = self._first, None  # connect()'s, for a backfill from 0
         try:
             if backfill is None:
+                seen = self._identity if start else None
                 backfill = await _Backfill.read(await self._open(remote_commands.backfill(
-                    self.path, self.prefilter, self.piece_bytes, start)), self.label)
+                    self.path, self.prefilter, self.piece_bytes, start,
+                    head_bytes=seen.head_bytes if seen is not None else None)), self.label)
+                now = backfill.plan.identity
+                change = None if seen is None or now is None else (
+                    seen.same_file(now)
+                    or ("truncated" if backfill.plan.resume_at < start else None))
+                if change is not None:
+                    self._identity = None
+                    yield self._reset(change)
+                    return
+            self._identity = backfill.plan.identity
             resume_at, clock = backfill.plan.resume_at, backfill.plan.clock
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
@@ -404,11 +437,8 @@ class RemoteLog:
             handoff.process.close()
             handoff = None
         if handoff is None:
-            try:
-                process = await self.connection.create_process(
-                    remote_commands.follow(self.path, offset), encoding=None)
-            except (OSError, asyncssh.Error) as error:
-                raise _Dropped(str(error)) from None
+            seen = self._identity.args() if self._identity is not None and offset else None
+            process = await self._open(remote_commands.follow(self.path, offset, seen, self._changed))
         else:
             process = handoff.process
         # The backfill's channel: its stderr carries the opening's answers first.
@@ -423,6 +453,15 @@ class RemoteLog:
                      else BoxClock.parse(await process.stdout.readline(), time.time()))
             if note := self._clock_note(clock):
                 yield Status(note, ok=False)
+            if handoff is None:  # where the box started tail, and which file it follows
+                began = parse_from(await process.stdout.readline())
+                self._identity = RemoteIdentity.parse(await process.stdout.readline())
+                self._changed = False
+                if began is None:
+                    raise _Dropped("the follower on the box did not start")
+                if began[1] is not None:
+                    yield self._reset(began[1])
+                    offset = 0
             if handoff is not None and handoff.pending:  # read with the backfill's last bytes
                 end = offset + len(handoff.pending)
                 yield Data(offset, handoff.pending, handoff.clock.mtime_for(end))
@@ -445,10 +484,12 @@ class RemoteLog:
                         # stderr at EOF: wait on nothing rather than spin on empty reads.
                         errors = (asyncio.create_task(process.stderr.readline()) if message
                                   else asyncio.get_running_loop().create_future())
-                        if _RESTARTED in message or "replaced" in message:
-                            yield Reset(f"{self.label} was truncated or replaced; reading it again "
-                                        "from the start")
-                            offset, clock = 0, None  # the stamp was the old file's
+                        if _tail_notice(message):
+                            # The bytes tail sent before its notice may be the new file's: a
+                            # follower of its own reads it from the start, once the box has
+                            # said whether it is another file or the same one rewritten.
+                            self._changed = True
+                            return
                     if data_task in done:
                         break
                     # Caught up: quiet for a moment, and every byte the log held when
@@ -475,6 +516,12 @@ class RemoteLog:
                     task.add_done_callback(lambda done: done.cancelled() or done.exception())
             process.close()
 
+    def _reset(self, change: str) -> Reset:
+        """The notice for a log that ``change`` (``"replaced"``, ``"truncated"``), worded as
+        for a local log."""
+        return Reset(follow_identity.replaced(self.label) if change == "replaced"
+                     else follow_identity.truncated(self.label))
+
     async def read_range(self, start: int, end: int) -> bytes:
         if end <= start:
             return b""
@@ -500,8 +547,13 @@ class RemoteLog:
 
     def accelerator_host(self) -> AcceleratorHost:
         """The box itself, over this log's connection (one login serves both)."""
-        return AcceleratorHost(SshRunner(lambda: self.connection, self._answers.take),
+        return AcceleratorHost(SshRunner(lambda: self.connection, self.target.host, self._answers.take),
                                self.target.host, False)
+
+
+def _tail_notice(message: str) -> bool:
+    """Whether a line of ``tail -F``'s stderr says the file it follows changed."""
+    return any(notice in message for notice in _TAIL_NOTICES)
 
 
 async def _after(first: Awaitable[None], then: Callable[[], Awaitable[bytes]]) -> bytes:
@@ -568,11 +620,13 @@ class _Handoff:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """A backfill plan from the box: where the follower starts, where the pieces meet,
-    and when the box last wrote the log (None: the box printed no ``CLOCK`` line)."""
+    when the box last wrote the log (None: the box printed no ``CLOCK`` line), and which
+    file it is."""
 
     resume_at: int
     cuts: tuple[int, ...]
     clock: BoxClock | None = None
+    identity: RemoteIdentity | None = None  # which file it is (remote_identity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -584,17 +638,21 @@ class _Backfill:
 
     @classmethod
     async def read(cls, process: Process, label: str) -> _Backfill:
-        """Read the ``CLOCK …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start ``process``'s
-        output (the first as soon as it comes: the box's time is compared with ours then)."""
+        """Read the ``CLOCK …``, ``IDENT …``, ``RESUME <n>`` and ``CUTS <n>...`` lines that start
+        ``process``'s output (the first as soon as it comes: the box's time is compared with ours
+        then)."""
         clock = BoxClock.parse(await process.stdout.readline(), time.time())
+        identity = RemoteIdentity.parse(await process.stdout.readline())
         resume = (await process.stdout.readline()).split()
         cuts = (await process.stdout.readline()).split()
-        if (clock is None or resume[:1] != [b"RESUME"] or len(resume) != 2 or not resume[1].isdigit()
-                or cuts[:1] != [b"CUTS"] or not all(cut.isdigit() for cut in cuts[1:])):
+        if (clock is None or identity is None or resume[:1] != [b"RESUME"] or len(resume) != 2
+                or not resume[1].isdigit() or cuts[:1] != [b"CUTS"]
+                or not all(cut.isdigit() for cut in cuts[1:])):
             process.close()
             raise SourceError(f"{label}: cannot read the file (it vanished, or the box lacks "
                               "GNU coreutils)")
-        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock), process)
+        return cls(_Plan(int(resume[1]), tuple(int(cut) for cut in cuts[1:]), clock, identity),
+                   process)
 
 
 class PiecesOutput(GrepOutput):

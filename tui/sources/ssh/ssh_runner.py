@@ -8,7 +8,6 @@ shell often lacks npu-smi's directory on PATH, so the usual places are added.
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
@@ -16,6 +15,7 @@ import asyncssh
 
 from tui.sources.accelerators.runner import CommandFailed, failure
 from tui.sources.base import SourceError
+from tui.sources.ssh import box_shell
 
 # Where Ascend and NVIDIA installs put their tools when a non-login shell's PATH lacks them.
 EXTRA_PATH = "/usr/local/sbin:/usr/local/Ascend/driver/tools:/usr/local/nvidia/bin"
@@ -26,16 +26,10 @@ def remote_command(argv: Sequence[str]) -> str:
     return f"PATH=\"$PATH:{EXTRA_PATH}\" exec {shlex.join(argv)}"
 
 
-def _bytes(output: bytes | str | None) -> bytes:
-    """A result's output as asyncssh hands it with ``encoding=None`` (bytes; None when the
-    channel gave none); its type also admits str, for encoded runs."""
-    return output.encode() if isinstance(output, str) else output or b""
-
-
 class SshRunner:
     """Runs commands on one host through an open asyncssh connection."""
 
-    def __init__(self, connection: Callable[[], asyncssh.SSHClientConnection],
+    def __init__(self, connection: Callable[[], asyncssh.SSHClientConnection], host: str,
                  answered: Callable[[str], Awaitable[tuple[int, bytes] | None]] | None = None
                  ) -> None:
         """``connection`` gives the connection to use now: a log's source replaces its
@@ -44,6 +38,7 @@ class SshRunner:
         text, when a channel opened for something else asked it already (the log's backfill
         asks which tools the box has; ``answers``), else None and the command runs."""
         self.connection = connection
+        self.host = host  # named when the box does not answer
         self.answered = answered
 
     async def run(self, argv: Sequence[str], timeout: float = 30.0) -> bytes:
@@ -53,21 +48,20 @@ class SshRunner:
                 raise failure(argv, status, stdout)
             return stdout
         try:
-            result = await asyncio.wait_for(
-                self.connection().run(remote_command(argv), encoding=None, check=False), timeout)
-        except asyncio.TimeoutError:
-            raise CommandFailed(argv, None, b"", f"{argv[0]} did not answer within {timeout:g} s") from None
-        except (OSError, asyncssh.Error, SourceError) as error:
+            result = await box_shell.run(self.connection(), remote_command(argv), self.host,
+                                         deadline_s=timeout)
+        except SourceError as error:
+            raise CommandFailed(argv, None, b"", f"{argv[0]}: {error}") from None
+        except (OSError, asyncssh.Error) as error:
             raise CommandFailed(argv, None, str(error).encode()) from None
-        stdout, stderr = _bytes(result.stdout), _bytes(result.stderr)
         if result.exit_status != 0:
-            raise failure(argv, result.exit_status, stdout + stderr)
-        return stdout
+            raise failure(argv, result.exit_status, result.stdout + result.stderr)
+        return result.stdout
 
     async def stream_lines(self, argv: Sequence[str]) -> AsyncGenerator[bytes, None]:
         try:
-            process = await self.connection().create_process(remote_command(argv), encoding=None,
-                                                             stderr=asyncssh.STDOUT)
+            process = await box_shell.start(self.connection(), remote_command(argv), self.host,
+                                            merge_stderr=True)
         except (OSError, asyncssh.Error, SourceError) as error:
             raise CommandFailed(argv, None, str(error).encode()) from None
         recent: list[bytes] = []

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.color import Color
 from textual.content import Content
 from textual.screen import Screen
+from textual.widgets import Static
 from textual_plotext import Plot
 
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
@@ -62,6 +63,21 @@ def envelope(steps: Sequence[int], values: Sequence[float],
     return xs_all[picked].tolist(), ys_all[picked].tolist()
 
 
+def step_ticks(first: int, last: int, count: int = 5) -> list[int]:
+    """The first and last step, and between them whole steps at a round interval (1, 2, 2.5
+    or 5 times a power of ten) for about ``count`` ticks in all, none crowding an end:
+    plotext's own ticks split the span evenly (``10.8``, ``20.5``), and a step is a whole
+    number."""
+    if last <= first:
+        return [first]
+    raw = (last - first) / max(1, count - 1)
+    power = 10 ** math.floor(math.log10(raw))
+    interval = max(1, int(next(power * m for m in (1, 2, 2.5, 5, 10) if power * m >= raw)))
+    inner = range(-(-first // interval) * interval, last + 1, interval)
+    return [first, *(tick for tick in inner
+                     if tick - first > interval / 2 and last - tick > interval / 2), last]
+
+
 def bands_for(key: str, run: RunContext) -> list[tuple[str, float]]:
     """(label, level) of each band-rule edge that judges ``key`` ("kl-high ≤ 0.03")."""
     edges = []
@@ -100,6 +116,7 @@ class ChartScreen(Screen[None]):
     )
     DEFAULT_CSS = """
     ChartScreen ChartPlot { height: 1fr; }
+    ChartScreen #chart-legend { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, key: str, step: int | None = None) -> None:
@@ -113,6 +130,7 @@ class ChartScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
+        yield Static(id="chart-legend", markup=False)
         yield ChartPlot()
         yield KeyBar()
 
@@ -214,27 +232,42 @@ class ChartScreen(Screen[None]):
         plt = plot.plt
         plt.clear_data()
         plt.xlabel("step")
+        # The legend is a row of its own above the plot: plotext draws its legend over the
+        # curve's top left corner, where a rising reward starts.
+        legend: list[Content | tuple[str, str] | str] = []
         if steps:
             colours = self._colours()
             buckets = max(10, width - 12)  # the plot's columns, less the y axis
             xs, ys = envelope(steps, values, buckets)
-            plt.plot(xs, ys, marker="braille", color=colours["primary"], label=safe_text(self.key))
+            plt.plot(xs, ys, marker="braille", color=colours["primary"])
+            legend += [("⣿ ", "$primary"), safe_text(self.key)]
             for label, level in bands_for(self.key, run_context(self)):
-                plt.plot([steps[0], steps[-1]], [level, level], color=colours["warning"], label=label)
-            self._mark_validation(plt, colours["accent"], buckets)
+                plt.plot([steps[0], steps[-1]], [level, level], color=colours["warning"])
+                legend += ["   ", ("── ", "$warning"), label]
+            validation = self._mark_validation(plt, colours["accent"], buckets)
+            if validation is not None:
+                legend += ["   ", ("● ", "$accent"), safe_text(f"validation {validation}")]
+            ticks = step_ticks(steps[0], steps[-1])
+            plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
+            # The newest point one column short of the frame: on it, the cursor's line beside
+            # the frame's read as a doubled border.
+            plt.xlim(steps[0], steps[-1] + max(1.0, 2 * (steps[-1] - steps[0]) / buckets))
+        self.query_one("#chart-legend", Static).update(Content.assemble(*legend))
         plot.draw(after_frame=after_frame)
 
-    def _mark_validation(self, plt: Plot, colour: tuple[int, int, int], buckets: int) -> None:
+    def _mark_validation(self, plt: Plot, colour: tuple[int, int, int], buckets: int) -> str | None:
         """Mark the validation points: on a validation metric its own (sparse) points,
         on the train reward the validation score beside it (the same units, and the
-        gap the val-gap rule judges)."""
+        gap the val-gap rule judges). The key marked, or None."""
         model = run_context(self).model
         validation, val_key = model.series_for(VALIDATION)
         if validation is None or self.key not in (val_key, model.series_for(TRAIN_REWARD)[1]):
-            return
+            return None
         xs, ys = envelope(validation.steps, validation.values, buckets)
-        if xs:
-            plt.scatter(xs, ys, marker="●", color=colour, label=safe_text(f"validation {val_key}"))
+        if not xs:
+            return None
+        plt.scatter(xs, ys, marker="●", color=colour)
+        return val_key
 
     def _colours(self) -> dict[str, tuple[int, int, int]]:
         """The app theme's colours, as plotext takes them."""

@@ -33,6 +33,7 @@ from tui.model.smoothing import MAX_WEIGHT, clamp_weight
 from tui.parsers.run_config import ABSENT, UNKNOWN
 from tui.parsers.text import safe_text
 from tui.rules.engine import first_key
+from tui.rules.run_state import RunState, run_state
 from tui.session.run_session import RunChanged, RunSession
 from tui.ui.messages import RunUpdated
 from tui.ui.run_line import run_name
@@ -58,6 +59,11 @@ DEFAULT_WEIGHT = 0.6
 WEIGHT_STEP = 0.1
 # How often the screen looks whether a run changed (a redraw happens only then).
 REFRESH_SECONDS = 1.0
+
+
+# The states worth a colour in the title (the word says it without one).
+STATE_STYLES = {RunState.CRASHED: "bold $error", RunState.STALLED: "bold $warning",
+                RunState.RUNNING: "$success"}
 
 
 def run_names(sessions: Sequence[RunSession]) -> list[str]:
@@ -320,9 +326,13 @@ class CompareScreen(Screen[None]):
         where = (f"charts {first}–{first + on_page - 1} of {shown}" if on_page > 1
                  else f"chart {first} of {shown}") if shown else "no metric yet"
         smoothing = f"smoothing {self.weight:.2f}" if self.weight > 0 else "raw (e smooths)"
-        steps = " ".join(f"{letter} {'—' if session.model.last_step is None else session.model.last_step}"
-                         for letter, session in zip(self.letters, self.sessions))
-        self.query_one(TitleBar).update(Content.assemble(
-            (f"compare {len(self.sessions)} runs", "bold $accent"), "  ", where, "  ",
-            (smoothing, "bold" if self.weight > 0 else "$text-muted"), "  ",
-            (f"last step {steps}", "$text-muted")))
+        # Each run's last step and state: a run that crashed or stalled says so here, not
+        # only by its curves stopping short.
+        runs: list[Content | tuple[str, str] | str] = []
+        for letter, session in zip(self.letters, self.sessions):
+            state = run_state(session.model, session.findings)
+            step = "—" if session.model.last_step is None else str(session.model.last_step)
+            runs += ["  ", (f"{letter} {step} ", "$text-muted"), (state.value, STATE_STYLES.get(state, "$text-muted"))]
+        self.query_one(TitleBar).update(Content.assemble(  # the runs first: 80 columns cut the end
+            (f"compare {len(self.sessions)} runs", "bold $accent"), *runs, "  ", where, "  ",
+            (smoothing, "bold" if self.weight > 0 else "$text-muted")))

@@ -75,7 +75,8 @@ class DashboardScreen(Screen):
         self._findings = findings
         for panel in self.grid.shown_panels():
             panel.show_health(active_on(findings, panel.key, panel.series))
-        self.header.show_health(*run_state(findings), over=states.run_state(self.model, findings).over)
+        state = states.run_state(self.model, findings)
+        self.header.show_health(*run_state(findings), over=state.over, state=state)
 
     async def on_metric_grid_grown(self, event: MetricGrid.Grown) -> None:
         """The extra panels just came on screen: draw them now, not at the next step."""

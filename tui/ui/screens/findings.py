@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Static
 
 from tui.parsers.text import safe_text
 from tui.rules.findings import Finding, Severity
-from tui.ui.health import STATE_MARK, worst_finding
+from tui.ui.health import STATE_MARK, failure_words, worst_finding
 from tui.ui.run_context import run_context
 from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.title_bar import TitleBar
@@ -93,7 +93,7 @@ class FindingsScreen(Screen[None]):
             # rich Text cells: DataTable sizes its columns from them (log text stays literal).
             style = "bold red" if finding.severity == Severity.CRITICAL else "yellow"
             # safe_text: a metric key or a crash line may hold escape sequences; shown, inert.
-            why = finding.exception or finding.reason or finding.message[:60]
+            why = failure_words(finding) if finding.exception else finding.reason or finding.message[:60]
             table.add_row(Text(STATE_MARK[finding.severity], style=style), Text(safe_text(finding.rule)),
                           Text(safe_text(why[:WHY_WIDTH - 1] + "…" if len(why) > WHY_WIDTH else why)),
                           steps, str(finding.count), Text(safe_text(finding.metric or "")))

@@ -24,6 +24,7 @@ from tui.parsers.text import safe_text
 from tui.session.fleet import FleetRun
 from tui.ui.fleet_rows import RATE_WIDTH, VALUE_WIDTH, FleetRow, RowState, fleet_line
 from tui.ui.messages import CompareRuns
+from tui.ui.telling_names import telling_names
 from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.title_bar import TitleBar
 
@@ -39,12 +40,14 @@ class Column:
     drop: int = 0
 
 
-# The worst finding's column takes what the others leave, at least this much.
-WORST_MIN_WIDTH = 14
+# The run's name and the worst finding share what the other columns leave: a narrow screen
+# drops columns until they have at least this much; the name takes up to half of it.
+NAME_MIN_WIDTH = 12
+WORST_MIN_WIDTH = 30
 COLUMNS = (
     Column("", "mark", 1),
     Column("state", "state", 11),
-    Column("run", "name", 16),
+    Column("run", "name", NAME_MIN_WIDTH),
     Column("host", "host", 10, drop=3),
     Column("step", "step", 9),
     Column("s/it", "sec_per_it", RATE_WIDTH, drop=6),
@@ -55,8 +58,10 @@ COLUMNS = (
     Column("GPU", "accelerators", 8, drop=4),
     Column("worst finding", "worst", WORST_MIN_WIDTH),
 )
-# What DataTable adds around each cell (one column of padding on each side).
+# What DataTable adds around each cell (one column of padding on each side), and the room
+# kept for its scrollbar.
 CELL_PADDING = 2
+SCROLLBAR = 2
 # The style of each state's word, as the findings screen colours severities (the word says
 # it without the colour).
 STATE_STYLE = {
@@ -68,18 +73,37 @@ STATE_STYLE = {
 
 def fitting(width: int) -> list[Column]:
     """The columns that fit ``width``, dropping the least telling first (s/it, ETA, the GPUs,
-    the host, validation; the time since the last step last); the worst finding gets the
-    rest."""
+    the host, validation; the time since the last step last); the name and the worst finding
+    share the rest (``shares``)."""
     kept = list(COLUMNS)
 
     def needed() -> int:
-        return sum(column.width + CELL_PADDING for column in kept)
+        return sum(column.width + CELL_PADDING for column in kept) + SCROLLBAR
 
     for column in sorted(COLUMNS, key=lambda column: -column.drop):
         if needed() <= width or column.drop == 0:
             break
         kept.remove(column)
     return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Shares:
+    """How the run and worst-finding columns share what the others leave."""
+
+    name_width: int
+    worst_width: int
+    shown: dict[str, str]  # each run's name as its row shows it
+
+
+def shares(columns: Sequence[Column], width: int, names: Sequence[str]) -> Shares:
+    """Each name whole where the names fit in half of what the fixed columns leave, else cut
+    to the part that tells them apart (``telling_names``); the worst finding takes the rest."""
+    fixed = sum(c.width + CELL_PADDING for c in columns if c.field not in ("name", "worst"))
+    spare = width - fixed - 2 * CELL_PADDING - SCROLLBAR
+    shown = telling_names(names, max(NAME_MIN_WIDTH, spare // 2))
+    name_width = max([len("run"), *(len(name) for name in shown)])
+    return Shares(name_width, max(len("worst finding"), spare - name_width), dict(zip(names, shown)))
 
 
 class FleetScreen(Screen[None]):
@@ -113,6 +137,8 @@ class FleetScreen(Screen[None]):
         self.rows: list[tuple[FleetRun, FleetRow]] = []
         self.marked: set[int] = set()  # the marked runs, by id()
         self._columns: list[Column] = []
+        self._width = 0  # the width the columns were laid out for
+        self._shares = Shares(0, 0, {})
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -124,18 +150,22 @@ class FleetScreen(Screen[None]):
         self.query_one(DataTable).focus()
 
     def on_resize(self, event: events.Resize) -> None:
-        if [c.field for c in fitting(event.size.width)] != [c.field for c in self._columns]:
-            self._lay_out(event.size.width)
+        if event.size.width != self._width:
+            self._lay_out(event.size.width, self.current)
 
-    def _lay_out(self, width: int) -> None:
+    def _lay_out(self, width: int, current: FleetRun | None = None) -> None:
         table = self.query_one(DataTable)
         table.clear(columns=True)
-        self._columns = fitting(width)
-        rest = width - sum(c.width + CELL_PADDING for c in self._columns) - 2  # the scrollbar
+        self._width, self._columns = width, fitting(width)
+        self._shares = self._shared(width)
         for column in self._columns:
-            grow = max(0, rest) if column.field == "worst" else 0
-            table.add_column(column.title, key=column.field, width=column.width + grow)
-        self._draw()
+            size = {"name": self._shares.name_width,
+                    "worst": self._shares.worst_width}.get(column.field, column.width)
+            table.add_column(column.title, key=column.field, width=size)
+        self._draw(current)
+
+    def _shared(self, width: int) -> Shares:
+        return shares(self._columns, width, list(dict.fromkeys(row.name for _, row in self.rows)))
 
     def show(self, rows: Sequence[tuple[FleetRun, FleetRow]]) -> None:
         """Draw these rows (already worst first), the cursor staying on its run; nothing to
@@ -145,7 +175,11 @@ class FleetScreen(Screen[None]):
             return
         current = self.current if self.is_mounted else None
         self.rows = rows
-        if self.is_mounted:
+        if not self.is_mounted:
+            return
+        if self._shared(self.size.width) != self._shares:  # new names
+            self._lay_out(self.size.width, current)
+        else:
             self._draw(current)
 
     def _draw(self, current: FleetRun | None = None) -> None:
@@ -178,6 +212,8 @@ class FleetScreen(Screen[None]):
             return Text("●" if id(run) in self.marked else " ")
         if column.field == "state":
             return Text(row.state.value, style=STATE_STYLE[row.state])
+        if column.field == "name":
+            return Text(safe_text(self._shares.shown.get(row.name, row.name)), no_wrap=True, overflow="ellipsis")
         # Names, hosts and findings come from paths and logs: drawn literally.
         return Text(safe_text(str(getattr(row, column.field))), no_wrap=True, overflow="ellipsis")
 

@@ -8,16 +8,18 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Input
 
+from tui.parsers.text import safe_text
 from tui.ui.messages import RunUpdated
 from tui.ui.run_context import run_context
 from tui.ui.screens.goto_step import GoToStepScreen
+from tui.ui.step_filter import parse_query
 from tui.ui.widgets.key_bar import KeyBar
 from tui.ui.widgets.title_bar import TitleBar
 from tui.ui.widgets.step_table import StepTable
 
 
 class FilterInput(Input):
-    """The ``/`` line: a rule id, a state (crit, warn, ok) or a metric key."""
+    """The ``/`` line: words that say which steps to keep (``tui.ui.step_filter``)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="leave the filter as it was")]
     DEFAULT_CSS = """
@@ -37,17 +39,19 @@ class StepsScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
         Binding("g", "go_to", "Go to step", tooltip="ask for a step number and jump there"),
         Binding("slash", "filter", "Filter", key_display="/",
-                tooltip="show only the steps that broke a rule (id, crit, warn, metric) or ok"),
+                tooltip="keep some steps: crit, warn, ok, rule:ID, metric:KEY, 100-200, or text"),
     ]
     GUIDE = (
         "One row per step the log reported, newest on top; at the top row the cursor "
         "follows new steps. The rules column names the worst rule the step broke "
-        "(+N: how many more). An empty cell: the step did not log that metric."
+        "(+N: how many more). An empty cell: the step did not log that metric. / keeps "
+        "some steps: crit, warn or ok; rule:ID; metric:KEY; a range 100-200; or any text "
+        "(a value such as nan). Words of one kind widen, of two kinds narrow."
     )
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield StepTable(run_context(self).model, on_move=self._cursor_moved)
-        yield FilterInput(placeholder="filter: rule id, crit, warn, ok or a metric (empty: all)")
+        yield FilterInput(placeholder="filter: crit warn ok rule:ID metric:KEY 100-200 text (empty: all)")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -104,6 +108,10 @@ class StepsScreen(Screen[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.query_one(FilterInput).remove_class("-open")
+        unknown = parse_query(event.value).problems
+        if unknown:
+            self.notify(safe_text(f"{' '.join(unknown)}: a severity is crit, warn or ok; left out"),
+                        severity="warning", markup=False)
         self._sync(event.value)
         self.query_one(StepTable).focus()
 

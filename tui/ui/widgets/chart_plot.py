@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotext._utility as utility
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
@@ -47,9 +46,6 @@ class ChartPlot(PlotextPlot):
         # Where the canvas is: its columns, its rows (counted from the bottom), the x and y
         # limits of the figure as built.
         self._canvas: tuple[range, range, tuple[float, float], tuple[float, float]] | None = None
-        # The legend's columns (from the left edge) and lines (from the canvas' top), which
-        # plotext draws over its lines.
-        self._legend = (0, 0)
         # (step, value or None, line colour, mark colour): None draws no cursor.
         self._cursor: tuple[float, float | None, Style, Style] | None = None
         # The next frame shows PLACEHOLDER; the figure is built for the one after.
@@ -118,7 +114,6 @@ class ChartPlot(PlotextPlot):
         matrix = monitor.matrix
         self._canvas = ((matrix.Cols_canvas, matrix.Rows_canvas, tuple(x_limits), tuple(y_limits))
                         if None not in x_limits and None not in y_limits else None)
-        self._legend = _legend_box(monitor, matrix.Cols_canvas, matrix.Rows_canvas)
 
     def _with_cursor(self, line: Strip, y: int) -> Strip:
         cell = self.cursor_cell()
@@ -139,26 +134,12 @@ class ChartPlot(PlotextPlot):
             glyph, colour = _TOP.get(char, char), Style()
         elif y == bottom:
             glyph, colour = _BOTTOM.get(char, char), Style()
-        elif top < y < bottom and char == " " and not (y < top + 1 + self._legend[1]
-                                                        and column < self._legend[0]):
+        elif top < y < bottom and char == " ":
             glyph, colour = LINE, line_style  # the curve, drawn over the line, stays
         else:
             return line
         return Strip.join([line.crop(0, column), Strip([Segment(glyph, style + colour)]),
                            line.crop(column + 1, line.cell_length)])
-
-
-def _legend_box(monitor: Any, columns: range, rows: range) -> tuple[int, int]:
-    """Where plotext puts the legend (``_build.build_plot``'s "Legend" part): the right
-    edge of its columns, and its number of lines, counted from the canvas' top-left."""
-    labelled = [index for index, label in enumerate(monitor.label) if label is not None]
-    labels = [f" {monitor.label[index]} " for index in labelled]
-    sides = {utility.side_symbols[(monitor.xside[index], monitor.yside[index])] for index in labelled}
-    beside = 2 if sides != {"L"} and len(labels) != 1 else 0
-    width = max((len(label) for label in labels), default=0)
-    if not labels or len(columns) < beside + 3 + width or len(rows) < len(labels):
-        return 0, 0
-    return columns.start + beside + 3 + width, len(labels)
 
 
 def _rgb(colour: tuple[int, int, int]) -> str:

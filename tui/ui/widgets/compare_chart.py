@@ -18,7 +18,7 @@ from tui.model.aliases import Concept
 from tui.model.series import Series
 from tui.model.smoothing import smooth
 from tui.parsers.text import safe_text
-from tui.ui.screens.chart import envelope
+from tui.ui.screens.chart import envelope, step_ticks
 
 RGB = tuple[int, int, int]
 # From this width on, the band lines are named in a legend box inside the chart.
@@ -71,6 +71,8 @@ class CompareChart(PlotextPlot):
                 first = xs[0] if first is None else min(first, xs[0])
                 last = xs[-1] if last is None else max(last, xs[-1])
         if first is not None and last is not None:
+            ticks = step_ticks(first, last)  # whole steps, not plotext's even split (52.5)
+            plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
             # Named in the chart's legend where it has room; a narrow chart keeps its lines clear.
             named = self.size.width >= LABELLED_FROM
             for label, level in bands:

@@ -3,43 +3,20 @@
 One row: the tables head their columns with the letters alone (a run's name is
 often a long path, and three names would leave no room for the values), so
 this row is where a letter is read back as a run. Names that do not fit keep
-their start and their end, where runs of a sweep differ. The marker is drawn
+the part that tells the runs apart (``telling_names``). The marker is drawn
 as well as the colour so the runs stay apart without colour (NO_COLOR, a
 monochrome terminal): the charts draw each run with it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from textual.content import Content
 from textual.widget import Widget
 
 from tui.parsers.text import safe_text
-
-
-def elide_middle(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, its middle replaced by ``…`` if need be."""
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return "…"[:width]
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
-
-
-def without_common_start(names: Sequence[str]) -> list[str]:
-    """``names`` less the start they all share, up to its last ``/``, ``_``, ``-`` or ``.``
-    (``…/034_gpg``, ``…/035_gpg`` from ``runs/sweep/034_gpg``, ``runs/sweep/035_gpg``): in
-    a narrow legend the part that tells runs apart is then the part kept."""
-    if len(names) < 2:
-        return list(names)
-    shared = os.path.commonprefix(list(names))
-    cut = max(shared.rfind(mark) for mark in "/_-.") + 1
-    if cut <= 1:
-        return list(names)
-    return ["…" + name[cut:] for name in names]
+from tui.ui.telling_names import telling_names
 
 
 class CompareLegend(Widget, can_focus=False):
@@ -64,13 +41,12 @@ class CompareLegend(Widget, can_focus=False):
             return Content("")
         room = max(8, (self.size.width - 3 * (len(self.entries) - 1)) // len(self.entries))
         parts: list[Content | tuple[str, str] | str] = []
-        names = [name for *_, name in self.entries]
-        if sum(len(name) + 7 for name in names) > self.size.width:
-            names = without_common_start(names)
-        for index, ((letter, glyph, style, _), name) in enumerate(zip(self.entries, names)):
+        heads = [f"{letter} {glyph} " for letter, glyph, *_ in self.entries]
+        names = telling_names([safe_text(name) for *_, name in self.entries],
+                              room - max(len(head) for head in heads))
+        for index, ((_, _, style, _), head, name) in enumerate(zip(self.entries, heads, names)):
             if index:
                 parts.append("   ")
-            head = f"{letter} {glyph} "
             parts.append((head, style))
-            parts.append(elide_middle(safe_text(name), room - len(head)))
+            parts.append(name)
         return Content.assemble(*parts)

@@ -19,7 +19,7 @@ from tui.model.comparison import BETTER, RunNumbers, best_run
 from tui.parsers.run_config import ABSENT, UNKNOWN, RunConfig, differing_keys
 from tui.parsers.text import safe_text
 from tui.ui.format import format_number
-from tui.ui.widgets.compare_legend import elide_middle
+from tui.ui.telling_names import elide_middle
 
 # The numbers of each metric, one row each, in this order.
 STATS = (("last", "last"), ("best", "best"), ("mean", "mean"))

@@ -1,8 +1,9 @@
 """One dashboard panel: a concept's latest value, its change, its range and its history.
 
 The history is a sparkline where the panel is a few rows high (80×24, 120×40)
-and a line chart with a value and a step axis where it has room for one
-(200×50): a dozen rows of solid bars tell no more than one. The validation
+or one line (a small pane: the grid's compact layout, where the panel is its
+name, its numbers and the sparkline on one line, no border), and a line chart
+with a value and a step axis where it has room for one (200×50): a dozen rows of solid bars tell no more than one. The validation
 panel of a run that validates on several data sets draws one line per set,
 named in a legend row with each one's latest score.
 
@@ -70,6 +71,17 @@ class PanelStats(Widget):
                 gap = " " * (self.size.width - left.cell_length - right.cell_length)
                 return Content.assemble(left, gap, right)
         return left
+
+
+class HistorySparkline(Sparkline):
+    """The panel's sparkline, drawn again from the series when its own width changes: a
+    panel switching to its compact line resizes the sparkline a frame after the panel, and
+    points bucketed for the old width showed a different picture until the next step."""
+
+    def on_resize(self) -> None:
+        panel = self.parent
+        if isinstance(panel, MetricPanel):
+            panel.draw_history()
 
 
 class MetricPanel(Widget, can_focus=True):
@@ -140,6 +152,9 @@ class MetricPanel(Widget, can_focus=True):
     MetricPanel:focus {
         border-title-style: bold reverse;
     }
+    MetricPanel > #name {
+        display: none;
+    }
     """
 
     def __init__(self, concept: Concept, *, id: str | None = None) -> None:
@@ -163,9 +178,11 @@ class MetricPanel(Widget, can_focus=True):
         self.state: str | None = None
 
     def compose(self) -> ComposeResult:
+        # The name and state a compact line shows in place of the border's title.
+        yield Static(self._line_name(None), id="name", markup=False)
         yield PanelStats()
         yield Static(id="legend")
-        yield Sparkline()
+        yield HistorySparkline()
         yield LineChart()
 
     @property
@@ -204,7 +221,7 @@ class MetricPanel(Widget, can_focus=True):
                           else (format_number(bounds[0]), format_number(bounds[1])))
         self._choose_form()
         self._show_legend()
-        self._draw_history()
+        self.draw_history()
 
     def _lines_of(self, model: RunModel, series: Series | None,
                   key: str | None) -> list[tuple[str, Series]]:
@@ -262,9 +279,16 @@ class MetricPanel(Widget, can_focus=True):
             return
         self._health_shown = (state, title.plain)
         self.state = state
+        for name in self.query("#name").results(Static):
+            name.update(self._line_name(state))
         self.set_class(state == Severity.WARNING, "-warning")
         self.set_class(state == Severity.CRITICAL, "-critical")
         self.border_title = title
+
+    def _line_name(self, state: Severity | None) -> Content:
+        """The compact line's name: the state's mark (so it reads without colour) and title."""
+        mark = STATE_MARK[state].split()[0] + " " if state is not None else "  "
+        return Content(mark + self.concept.title)
 
     @staticmethod
     def _subtitle(key: str | None, step: int, last_step: int | None) -> Content:
@@ -274,7 +298,7 @@ class MetricPanel(Widget, can_focus=True):
             text = Content.assemble(text, f" @{step}")
         return text
 
-    def _draw_history(self) -> None:
+    def draw_history(self) -> None:
         """Draw the history in the form the panel's size calls for: the line chart with every
         line, else the sparkline of the panel's own series, fit into its width (one bucket
         per column, spikes kept)."""
@@ -302,7 +326,7 @@ class MetricPanel(Widget, can_focus=True):
         self._choose_form()
         self._show_legend()
         # The sparkline or chart gets its new size in the same layout pass; draw once it has it.
-        self.call_after_refresh(self._draw_history)
+        self.call_after_refresh(self.draw_history)
 
 
 def source_names(sources: list[str]) -> dict[str, str]:

@@ -22,7 +22,9 @@ from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
 from tui.parsers.records import JobOutcome, JobRecord
 from tui.parsers.text import safe_text
+from tui.rules.eta import NO_ETA, overdue_words
 from tui.rules.findings import Severity
+from tui.rules.run_state import RunState
 from tui.ui.format import format_duration, format_number
 from tui.ui.health import STATE_MARK
 
@@ -107,6 +109,9 @@ class RunHeader(Widget):
         self.status: tuple[str, StatusKind] | None = None
         self.health: tuple[Severity | None, str] | None = None
         self.over = False
+        # The run's state word (None until the rules have judged it): only a running run
+        # has an ETA (tui.rules.eta).
+        self.state: RunState | None = None
         self._status_timer: Timer | None = None
         self._clock_timer: Timer | None = None
         self._clear_when_mounted = False
@@ -144,12 +149,13 @@ class RunHeader(Widget):
         self.facts = read_facts(model)
         self.refresh()
 
-    def show_health(self, severity: Severity | None, text: str, over: bool = False) -> None:
+    def show_health(self, severity: Severity | None, text: str, over: bool = False,
+                    state: RunState | None = None) -> None:
         """The rules' verdict on the whole run (worst severity and a few words); ``over``: it
-        crashed or finished (a run with no step then waits for none)."""
+        crashed or finished (a run with no step then waits for none); ``state``: its word."""
         health = (severity, safe_text(text))
-        if health != self.health or over != self.over:  # mostly the same verdict again
-            self.health, self.over = health, over
+        if health != self.health or over != self.over or state != self.state:
+            self.health, self.over, self.state = health, over, state
             self.refresh()
 
     def show_status(self, text: str, kind: StatusKind = "ok") -> None:
@@ -207,8 +213,15 @@ class RunHeader(Widget):
             parts.append((5, _field("step", f"{facts.last_step}{total}")))
         if facts.sec_per_it is not None:
             parts.append((2, _field("s/it", format_number(facts.sec_per_it), after=True)))
+        overdue = overdue_words(facts.last_step_at, facts.sec_per_it, self.clock())
         if facts.finished:
             parts.append((3, Content.styled("finished", "bold $success")))
+        elif self.state == RunState.STALLED or (overdue and self.state in (None, RunState.RUNNING)):
+            # How long since the last step against a step's time says more than a frozen ETA.
+            if overdue:
+                parts.append((3, Content.styled(overdue, "$warning")))
+        elif self.state not in (None, RunState.RUNNING):
+            parts.append((3, _field("ETA", NO_ETA)))
         elif facts.eta_s is not None:
             parts.append((3, _field("ETA", format_duration(facts.eta_s))))
         if (left := facts.job.time_left_s(self.clock()) if facts.job is not None else None) is not None:

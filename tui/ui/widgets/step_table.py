@@ -36,7 +36,8 @@ from tui.model.run_model import RunModel
 from tui.model.series import Series
 from tui.rules.findings import Finding, Severity
 from tui.ui.format import format_number
-from tui.ui.health import STATE_MARK, filter_steps, hits_at
+from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.step_filter import filter_steps, parse_query
 from tui.ui.widgets.cursor_table import CursorTable
 
 
@@ -183,10 +184,13 @@ class StepTable(CursorTable):
             self.findings = findings  # the same verdicts in the list of the latest judgement
             return
         self._synced = signature
-        kept = self.cursor_step if self.cursor > 0 or query is not None else None
+        # The cursor stays on its step unless it follows new ones (the top row, unfiltered):
+        # a filtered list's top row is a step like any other, which new rows push down.
+        kept = self.cursor_step if not self.following or query is not None else None
         self.findings = findings
-        self._filtered = (filter_steps(findings, self.query_text, steps)
-                          if self.query_text.strip() else None)
+        wanted = parse_query(self.query_text)
+        self._filtered = (None if wanted.empty
+                          else filter_steps(wanted, findings, steps, self.model.series))
         self._count = len(self._steps())
         self._all_columns = [(column, self.model.series_for(column.concept)[0]) for column in COLUMNS]
         self._all_columns = [(c, s) for c, s in self._all_columns if s is not None or not c.optional]

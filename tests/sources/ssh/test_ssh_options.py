@@ -1,0 +1,65 @@
+"""OpenSSH's ``-F``, ``-i`` and ``-J`` on rlwatch's command line, against real sshds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.corpus import verl_log
+from tests.sshd import ClientHome, Sshd, keygen
+from tests.support import rlwatch_as
+
+
+def _bare_home(path: Path, box: Sshd) -> ClientHome:
+    """A client home whose known_hosts trusts ``box`` and whose ~/.ssh/config is empty."""
+    home = ClientHome(path)
+    home.trust(box.known_hosts_line())
+    return home
+
+
+def test_dash_F_reads_another_ssh_config(ssh_world, tmp_path):
+    trusted, gpu, _ = ssh_world
+    home = _bare_home(tmp_path / "home", gpu)
+    other = tmp_path / "lab_config"
+    other.write_text(f"Host elsewhere\n  HostName 127.0.0.1\n  Port {gpu.port}\n"
+                     f"  IdentityFile {trusted.key}\n")
+    target = f"elsewhere:{verl_log('036')}"
+    assert "cannot resolve" in rlwatch_as(home, "check", target).stderr
+    for option in ("-F", "--ssh-config"):
+        done = rlwatch_as(home, "check", option, str(other), target)
+        assert done.returncode == 2, done.stderr
+    missing = rlwatch_as(home, "check", "-F", str(tmp_path / "nope"), target)
+    assert missing.returncode == 3 and missing.stderr == f"rlwatch: -F {tmp_path / 'nope'}: no such file, or it cannot be read\n"
+
+
+def test_dash_i_logs_in_with_another_key(ssh_world, tmp_path):
+    trusted, _, _ = ssh_world
+    key = tmp_path / "keys" / "lab_key"
+    key.parent.mkdir()
+    box = Sshd(tmp_path / "box", [keygen(key)]).start()  # only this key is authorized
+    try:
+        home = _bare_home(tmp_path / "home", box)
+        target = f"ssh://127.0.0.1:{box.port}{verl_log('036')}"
+        assert "authentication failed" in rlwatch_as(home, "check", target).stderr
+        done = rlwatch_as(home, "check", "-i", str(key), target)
+        assert done.returncode == 2, done.stderr
+    finally:
+        box.stop()
+
+
+def test_dash_J_goes_through_the_jump_host(ssh_world, tmp_path):
+    trusted, _, _ = ssh_world
+    jump = Sshd(tmp_path / "jump", [trusted.public_key], log_sessions=True).start()
+    box = Sshd(tmp_path / "box", [trusted.public_key]).start()
+    try:
+        trusted.add_host(f"jump{jump.port}", jump.port)
+        trusted.trust(jump.known_hosts_line())
+        trusted.trust(box.known_hosts_line())
+        target = f"ssh://127.0.0.1:{box.port}{verl_log('036')}"
+        assert rlwatch_as(trusted, "check", target).returncode == 2
+        assert "Accepted publickey" not in jump.log.read_text()
+        done = rlwatch_as(trusted, "check", "-J", f"jump{jump.port}", target)
+        assert done.returncode == 2, done.stderr
+        assert "Accepted publickey" in jump.log.read_text()  # the login went through it
+    finally:
+        jump.stop()
+        box.stop()
