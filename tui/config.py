@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui.regular_file import NotUtf8, read_utf8
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:
@@ -45,10 +47,12 @@ def load_config(path: Path | None = None) -> Config:
     """The settings in ``path`` (default: ``config.toml`` in :func:`config_dir`)."""
     path = config_dir() / "config.toml" if path is None else path
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_utf8(path))  # never a FIFO or a device: those would hang
     except FileNotFoundError:
         return Config()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+    except OSError as error:
+        return Config(problem=f"{path}: {error.strerror or error}; settings ignored")
+    except (NotUtf8, tomllib.TOMLDecodeError) as error:
         return Config(problem=f"{path}: {error}; settings ignored")
     theme, ascii_only = data.get("theme"), data.get("ascii")
     if theme is not None and not isinstance(theme, str):

@@ -9,7 +9,7 @@ from tests.support import rlwatch
 
 def test_one_run_is_nothing_to_compare():
     done = rlwatch("compare", str(verl_log("034")))
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 3 and done.stdout == ""
     assert done.stderr == "rlwatch compare: name two or more runs to compare (rlwatch compare RUN_A RUN_B …)\n"
 
 
@@ -27,4 +27,4 @@ def test_the_command_is_listed_and_takes_the_dashboards_options():
     for option in ("--rules", "--log", "--theme", "--ascii", "--accept-new-host-key"):
         assert option in usage
     done = rlwatch("compare", str(verl_log("034")), str(verl_log("035")), "--theme", "no-such-theme")
-    assert done.returncode == 2 and "no-such-theme" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 3 and "no-such-theme" in done.stderr and "Traceback" not in done.stderr

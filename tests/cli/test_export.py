@@ -89,11 +89,11 @@ def test_a_run_with_a_file_logger_exports_the_exact_values(tmp_path):
 def test_refusals_say_why(tmp_path, capsys):
     out = tmp_path / "tb"
     assert run_export(str(verl_log("036")), None, str(out)) == 0
-    assert run_export(str(verl_log("036")), None, str(out)) == 1
+    assert run_export(str(verl_log("036")), None, str(out)) == 3
     assert "already holds event files" in capsys.readouterr().err
     assert run_export(str(tmp_path / "missing.log"), None, str(tmp_path / "a")) == 3
     (tmp_path / "a_file").write_text("")
-    assert run_export(str(verl_log("036")), None, str(tmp_path / "a_file")) == 1
+    assert run_export(str(verl_log("036")), None, str(tmp_path / "a_file")) == 3
     assert "cannot write" in capsys.readouterr().err
     chatter = tmp_path / "chatter.log"
     chatter.write_text("hello\nworld\n")

@@ -58,7 +58,7 @@ def test_every_command_that_takes_runs_takes_several_with_options_anywhere():
 
 def test_gpus_belongs_to_one_run(tmp_path):
     done = rlwatch(str(tmp_path), str(tmp_path), "--gpus", "node2")
-    assert done.returncode == 2 and "--gpus" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 3 and "--gpus" in done.stderr and "Traceback" not in done.stderr
 
 
 # runs.toml

@@ -62,3 +62,36 @@ def test_command_first_moves_the_command_and_reads_targets_as_watch():
         "report", "--log", "check", "/r"]  # a value that reads like a command stays a value
     assert _command_first(parser, ["--help"]) == ["--help"]
     assert _command_first(parser, ["/r", "--gpus", "h"]) == ["watch", "--gpus", "h", "/r"]
+
+
+# Exit statuses: every command exits like a monitoring plugin (tui/cli/exit_codes.py), where
+# 1 is a warning and 2 critical; a command line that cannot be run is UNKNOWN, 3.
+
+def test_a_bad_command_line_exits_3_not_argparses_2(tmp_path):
+    from tests.corpus import verl_log
+
+    log = str(verl_log("036"))
+    for args in (["check", "-rf.log"], ["report", log, "--target", "abc"], ["check", "--bogus", log],
+                 ["status"], ["frobnicate-nothing", "--json"]):
+        done = run(*args)
+        assert done.returncode == 3, (args, done.stderr)
+        assert "error: " in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_path_that_looks_like_an_option_is_told_to_go_after_dashes(tmp_path):
+    done = run("check", "-rf.log")
+    assert done.stderr.endswith("a path that begins with '-' goes after '--': rlwatch check -- -rf.log\n")
+    done = run("demo", "--speed", "-1", "--bogus")  # a negative number is a value, not a path
+    assert done.returncode == 3 and "-- -1" not in done.stderr
+
+
+def test_an_output_that_cannot_be_written_exits_3_in_one_line(tmp_path):
+    from tests.corpus import verl_log
+
+    log = str(verl_log("036"))
+    done = run("export", log, "--tensorboard", "/proc/nope")
+    assert done.returncode == 3
+    assert done.stderr == "rlwatch: /proc/nope: cannot write (No such file or directory)\n"
+    done = run("report", log, "-o", "/proc/nope/report.md")
+    assert done.returncode == 3
+    assert done.stderr == "rlwatch: /proc/nope/report.md: cannot write (No such file or directory)\n"

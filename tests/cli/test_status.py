@@ -184,6 +184,20 @@ def test_an_unreadable_target_is_one_line_on_stdout_and_exit_3(tmp_path):
     assert done.stdout == f"rlwatch: {tmp_path / 'nope.log'}: no such file or directory\n"
 
 
+@pytest.mark.parametrize("content", [b"", b"\x8f\x01\xfe random bytes \x00\xff" * 300,
+                                     b"just some text\nno training here\n"])
+def test_what_check_refuses_status_refuses_too(tmp_path, content):
+    log = tmp_path / "grpo.log"
+    log.write_bytes(content)
+    done = status(tmp_path, str(log))
+    check = subprocess.run([str(RLWATCH), "check", str(log)], capture_output=True, text=True,
+                           timeout=60, env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == check.returncode == 3
+    assert done.stdout == check.stderr == (f"rlwatch: {log}: no verl step lines, progress bars or "
+                                           "errors found (not a training log?)\n")
+    assert status(tmp_path, "/dev/null").returncode == 3
+
+
 def test_status_imports_no_ui_network_or_gpu_library():
     assert packages_loaded_by("import tui.cli.status_command", {
         "textual", "rich", "asyncssh", "pynvml", "tensorboard", "plotext"}) == []

@@ -140,3 +140,30 @@ def test_rlwatchs_own_stderr_shows_what_it_quotes_inert(capsys):
     assert_inert(err)
     assert err == f"rlwatch: /nonexistent/run{TITLE0_SHOWN}\\x9b2J/grpo.log: no such file or directory\n"
     assert not hasattr(sys.stderr, "_stream")  # put back afterwards
+
+
+# A file name is untrusted text too: a newline in it must not fake a line of rlwatch's output.
+FAKE = "grpo\nrlwatch: all fine \u2713 ok\u202e.log"
+FAKE_SHOWN = "grpo\u240arlwatch: all fine \u2713 ok\\u202e.log"
+
+
+def test_a_newline_in_a_file_name_is_shown_not_obeyed_in_every_output(tmp_path):
+    run = tmp_path / "cola"
+    run.mkdir()
+    hostile_log(run, FAKE)
+    done = rlwatch(tmp_path, "check", str(run))
+    assert done.stderr == f"rlwatch: watching {run}/{FAKE_SHOWN} (newest of 1 log file(s) with verl step lines)\n"
+    assert done.stdout.startswith(f"{run}/{FAKE_SHOWN}: crashed, ") and "\nrlwatch: all fine" not in done.stdout
+    status = rlwatch(tmp_path, "status", str(run))
+    assert status.stdout.count("\n") == 1 and "grpo␊rlwatch" in status.stdout
+    report = rlwatch(tmp_path, "report", str(run))
+    assert report.stdout.startswith(f"rlwatch report — {run}/{FAKE_SHOWN}, step 5/5")
+    for done in (status, report):
+        assert_inert(done.stdout) and assert_inert(done.stderr)
+    other = tmp_path / "other"
+    other.mkdir()
+    hostile_log(other, FAKE)
+    fleet = rlwatch(tmp_path, "check", str(run), str(other / "no\nsuch.log"))
+    assert f"{other}/no␊such.log: " in fleet.stdout and "\nsuch.log" not in fleet.stdout
+    assert f"{run}/{FAKE_SHOWN}: crashed" in fleet.stdout
+

@@ -292,3 +292,26 @@ def test_settle_reads_the_newest_bar_of_a_line_with_no_newline_yet():
     assert scanner.consumed == len(b"step:1 - critic/score/mean:0.5\n")
     whole = scanner.feed(b"\n")
     assert [r.sec_per_it for r in whole if isinstance(r, ProgressRecord)] == [65.0, 60.0]
+
+
+def test_a_hole_of_nuls_ends_a_line_and_the_step_after_it_is_read():
+    # copytruncate under a writer that keeps its offset: NULs up to where it writes on.
+    hole = b"\x00" * (MAX_LINE_BYTES + 10)
+    scanner = LogScanner()
+    records = scanner.feed(hole + b"step:3 - a:3\n") + scanner.finish()
+    assert steps_of(records) == {3: {"a": 3.0}}
+    assert records[0].offset == len(hole)
+
+
+def test_a_hole_read_while_its_next_line_is_half_written_keeps_that_line():
+    hole = b"\x00" * (MAX_LINE_BYTES + 10)
+    scanner = LogScanner()
+    assert scanner.feed(hole + b"step:3 - a:") == []
+    records = scanner.feed(b"3\n") + scanner.finish()
+    assert steps_of(records) == {3: {"a": 3.0}} and records[0].offset == len(hole)
+
+
+def test_a_grepped_line_behind_a_hole_is_read_from_after_it():
+    hole = b"\x00" * (MAX_LINE_BYTES + 10)
+    (record,) = LogScanner().scan_line(hole + b"step:3 - a:3\n", 100)
+    assert record.step == 3 and record.offset == 100 + len(hole)

@@ -61,6 +61,17 @@ def test_every_c1_control_is_shown_as_a_hex_escape(code):
     assert safe_text(f"a{chr(code)}b") == f"a\\x{code:02x}b"
 
 
+@pytest.mark.parametrize("code", [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+def test_every_bidi_control_is_shown_as_a_unicode_escape(code):
+    # An override or isolate reorders what a bidi-aware terminal shows ("Trojan Source").
+    assert safe_text(f"a{chr(code)}b") == f"a\\u{code:04x}b"
+    assert safe_text(f"a{chr(code)}\nb", multiline=True) == f"a\\u{code:04x}\nb"
+
+
+def test_right_to_left_text_itself_is_kept():
+    assert safe_text("مرحبا שלום") == "مرحبا שלום"
+
+
 def test_sgr_colour_codes_are_removed_silently():
     assert safe_text(f"{ESC}[2m{ESC}[36m(main_task pid=1){ESC}[0m step:1") == "(main_task pid=1) step:1"
     assert safe_text(f"{ESC}[38:2:255:0:0mred{ESC}[m") == "red"

@@ -122,3 +122,8 @@ def test_no_bytes_make_it_raise(data):
     for record in scan(data):
         assert isinstance(record.step, int)
         assert all(isinstance(value, float) for value in record.metrics.values())
+
+
+def test_a_record_behind_a_hole_over_the_line_limit_is_read():
+    data = b"\x00" * (MAX_LINE_BYTES + 10) + V071
+    assert [r.step for r in scan(data)] == [0, 1, 2, 3, 4]

@@ -55,6 +55,35 @@ def test_broken_files_name_file_line_and_problem(text, message):
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize(("rule", "field", "value", "said"), [
+    ("kl-high", "high", "nan", "a finite number, not nan"),
+    ("entropy-low", "low", "inf", "a finite number, not inf"),
+    ("entropy-low", "low", "-inf", "a finite number, not -inf"),
+    ("stalled", "quiet_seconds", "-1", "more than 0 seconds, not -1"),
+    ("stalled", "factor", "0.5", "1 or more (a multiple of the typical step time), not 0.5"),
+    ("stalled", "min_seconds", "-3.0", "0 or more seconds, not -3.0"),
+    ("gpu-memory-jump", "window_s", "-300", "more than 0 seconds, not -300"),
+    ("gpu-memory-jump", "mem_jump_mib", "0", "more than 0 MiB, not 0"),
+    ("gpu-memory-limit", "mem_fraction", "1.5", "more than 0 and at most 1 (a fraction of the memory), not 1.5"),
+    ("gpu-idle", "util_below", "-5", "a percentage: more than 0, at most 100, not -5"),
+    ("grad-spike", "ratio", "0.5", "more than 1 (a multiple of the recent median), not 0.5"),
+    ("grad-spike", "floor", "nan", "a finite number, not nan"),
+    ("loss-jump", "delta", "-0.5", "more than 0, not -0.5"),
+    ("val-gap", "max_gap", "-0.2", "0 or more, not -0.2"),
+    ("reward-falling", "min_change", "-1", "0 or more, not -1"),
+])
+def test_a_number_outside_its_meaning_names_file_rule_and_field(rule, field, value, said):
+    text = f'# mine\n[[rule]]\nid = "{rule}"\n{field} = {value}\n'
+    with pytest.raises(RuleFileError) as caught:
+        apply_overrides(load_rules(), text, "mine.toml")
+    assert str(caught.value) == f"mine.toml:2: rule {rule!r}: '{field}' must be {said}"
+
+
+def test_a_band_whose_low_is_not_below_its_high_is_refused():
+    with pytest.raises(RuleFileError, match=r"mine.toml:1: rule 'clipfrac': low \(0.5\) must be below high \(0.3\)"):
+        apply_overrides(load_rules(), '[[rule]]\nid = "clipfrac"\nlow = 0.5\n', "mine.toml")
+
+
 def test_a_complete_file_must_define_whole_rules():
     with pytest.raises(RuleFileError, match="needs at least one metric"):
         parse_rules('[[rule]]\nid = "b"\nkind = "band"\nseverity = "warning"\nmetrics = []\n'

@@ -6,7 +6,10 @@ import time
 
 import pytest
 
-from tui.sources.base import CaughtUp, Data, Reset, SourceError
+from tests.corpus import REPO
+from tui.parsers.log_scanner import NEEDLES, LogScanner
+from tui.parsers.records import StepRecord
+from tui.sources.base import CaughtUp, Data, Lines, Reset, SourceError
 from tui.sources.local_file import LocalFile
 
 
@@ -105,9 +108,7 @@ async def test_directory_is_a_clear_error(tmp_path):
 
 from tests.corpus import verl_log  # noqa: E402
 from tui.model.run_model import RunModel  # noqa: E402
-from tui.parsers.log_scanner import NEEDLES  # noqa: E402
 from tui.session.feed import Feed  # noqa: E402
-from tui.sources.base import Lines  # noqa: E402
 
 
 async def load(source) -> RunModel:
@@ -166,6 +167,48 @@ async def test_a_big_backfill_arrives_slice_after_slice_in_file_order(tmp_path):
     offsets = [offset for batch in batches for offset, _ in batch]
     assert len(batches) > 1
     assert offsets == sorted(offsets) and len(offsets) == 2000
+
+
+# verl's step lines, as a real run printed them (tests/fixtures/logs/generated).
+VERL_STEPS = [line for line in (REPO / "tests/fixtures/logs/generated/verl/verl_07_console_only/console.log")
+              .read_bytes().split(b"\n") if line.startswith(b"step:") or b"]step:" in line]
+
+
+def copytruncated(path, hole_mib: int) -> None:
+    """What logrotate's copytruncate leaves under a writer that keeps its offset: the log
+    emptied, then the writer's next lines written where it was, past a hole of NULs (a real
+    sparse file: truncate, then seek and write)."""
+    with open(path, "wb") as handle:
+        handle.write(VERL_STEPS[1] + b"\n")
+        handle.truncate(0)
+        handle.seek(hole_mib << 20)
+        handle.write(VERL_STEPS[3] + b"\n" + VERL_STEPS[4] + b"\n")
+
+
+async def scanned_steps(source: LocalFile) -> list[tuple[int, int]]:
+    """(step, offset) of every step the scanner reads from ``source``, as ``check`` reads it."""
+    scanner, records = LogScanner(), []
+    for event in await collect(source, timeout=60):
+        if isinstance(event, Data):
+            records += scanner.feed(event.data)
+        elif isinstance(event, Lines):
+            records += [record for offset, line in event.lines for record in scanner.scan_line(line, offset)]
+            scanner.skip_to(event.resume_at)
+    return [(r.step, r.offset) for r in records + scanner.finish() if isinstance(r, StepRecord)]
+
+
+# 17 MiB is read in chunks; 40 MiB is past the grep/Hyperscan threshold and Hyperscan's
+# longest line (32 MiB).
+@pytest.mark.parametrize("hole_mib, matcher", [(17, "grep"), (40, "grep"), (40, "hyperscan")])
+async def test_the_step_after_a_hole_over_16_mib_is_read(tmp_path, hole_mib, matcher):
+    if matcher == "hyperscan":
+        pytest.importorskip("hyperscan")
+    log = tmp_path / "run.log"
+    copytruncated(log, hole_mib)
+    assert log.stat().st_blocks * 512 < 1 << 20  # a real hole, not written NULs
+    found = await scanned_steps(LocalFile(log, prefilter=NEEDLES, matcher=matcher))
+    at = hole_mib << 20
+    assert found == [(3, at), (4, at + len(VERL_STEPS[3]) + 1)]
 
 
 def short_step(step: int) -> bytes:

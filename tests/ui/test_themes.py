@@ -298,5 +298,5 @@ def test_the_command_line_rejects_an_unknown_theme_before_the_screen_switches(tm
     done = subprocess.run([str(Path(sys.executable).parent / "rlwatch"), str(verl_log("032")),
                            "--theme", "nope"], capture_output=True, text=True, timeout=60,
                           env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL)
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 3 and done.stdout == ""
     assert done.stderr.startswith("rlwatch: no theme 'nope'") and done.stderr.count("\n") == 1

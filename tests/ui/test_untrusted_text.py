@@ -214,3 +214,15 @@ async def test_the_on_critical_hook_gets_the_findings_inert(tmp_path):
     assert controls_in(json.dumps(got, ensure_ascii=False)) == []  # what ``jq -r`` would print
     assert got["loss-nan"]["metric"] == EVIL_KEY_SHOWN
     assert TITLE0_SHOWN in got["crash"]["message"] and "run␛]0;PWNED-TITLE␇" in got["crash"]["run"]
+
+
+async def test_a_newline_and_a_bidi_override_in_the_runs_name_are_shown_not_obeyed(tmp_path):
+    folder = tmp_path / "run\nrlwatch: ok\u202e"
+    folder.mkdir()
+    app = open_app(hostile_log(folder))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: shown_step(app) == "5/5", "step 5")
+        assert_screen_inert(app)
+        assert "run␊rlwatch: ok\\u202e" in drawn(app)  # the header, on one line
+        title = clean_title(app.title)
+        assert title.startswith("rlwatch run␊rlwatch: ok\\u202e/grpo 5/5 ") and controls_in(title) == []

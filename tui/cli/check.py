@@ -77,12 +77,18 @@ def unreadable(model: RunModel, quiet: bool = False) -> bool:
     of reporting emptiness. A scheduler's job is never that: its state is the news (a
     queued job has printed nothing yet); nor is a log that holds only a run's end (a
     window of it) or only its start (a run hung before its first step)."""
+    reason = not_a_training_log(model)
+    if reason is not None and not quiet:
+        print(f"rlwatch: {reason}", file=sys.stderr)
+    return reason is not None
+
+
+def not_a_training_log(model: RunModel) -> str | None:
+    """Why ``model``'s log is taken for no training log (one line), or None: see
+    ``unreadable``. ``status`` and the fleet say the same, and exit the same."""
     if model.has_training_output() or model.start_seen:
-        return False
-    if not quiet:
-        print(f"rlwatch: {model.log}: no verl step lines, progress bars or errors found "
-              "(not a training log?)", file=sys.stderr)
-    return True
+        return None
+    return f"{safe_text(model.log)}: no verl step lines, progress bars or errors found (not a training log?)"
 
 
 def report(target: str, model: RunModel, findings: list[Finding],
@@ -131,7 +137,7 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
              if run["last_step"] is not None else
              f"no step{'' if over else ' yet'}{f' of {total[1:]}' if total else ''}"
              + (f" (the log shows {model.start_seen})" if model.start_seen else ""))
-    lines = [f"{run['log']}: {run['state']}, {where}"]
+    lines = [f"{safe_text(run['log'])}: {run['state']}, {where}"]  # a file name may hold a newline
     if run["sec_per_it"] is not None:
         overdue = overdue_words(model.last_step_at, model.sec_per_it, time.time()) if run["state"] == RunState.STALLED else None
         lines.append(f"  {run['sec_per_it']:.2f} s/it" + (

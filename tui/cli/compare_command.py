@@ -32,10 +32,10 @@ def run_compare(targets: Sequence[str], log: str | None = None, rules_file: str 
     if len(targets) < 2:
         print("rlwatch compare: name two or more runs to compare (rlwatch compare RUN_A RUN_B …)",
               file=sys.stderr)
-        return 2  # argparse's status for a bad argument
+        return exit_codes.USAGE
     appearance = _appearance(theme, ascii_only)
     if appearance is None:
-        return 2
+        return exit_codes.USAGE
     try:
         rules = load_rules(*override_paths(rules_file))
         sessions = []

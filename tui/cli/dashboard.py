@@ -44,7 +44,7 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
     """
     appearance = _appearance(theme, ascii_only)
     if appearance is None:
-        return 2  # argparse's status for a bad argument
+        return exit_codes.USAGE
     try:
         rules = load_rules(*override_paths(rules_file))
         opened = open_target(target, log, accept_new_host_key)
@@ -60,10 +60,10 @@ def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = N
     """The dashboard on the bundled real run, replayed at ``speed`` steps per second."""
     if not speed > 0:  # also catches nan
         print("rlwatch: --speed must be a positive number of steps per second", file=sys.stderr)
-        return 2
+        return exit_codes.USAGE
     appearance = _appearance(theme, ascii_only)
     if appearance is None:
-        return 2
+        return exit_codes.USAGE
     try:
         return asyncio.run(_demo(speed, appearance))
     except SourceError as error:

@@ -36,9 +36,6 @@ from tui.parsers.text import safe_text
 from tui.sources.base import SourceError
 from tui.sources.tensorboard_events import event_files
 
-# export is not a monitoring plugin: 0 written, 1 the directory could not be
-# written, 3 (as for check) the target could not be read.
-CANNOT_WRITE = 1
 
 
 def write_events(series: Mapping[str, Series], directory: Path) -> Path:
@@ -85,7 +82,7 @@ def run_export(target: str, log: str | None, tensorboard: str,
     if event_files(directory):
         print(f"rlwatch: {directory} already holds event files, and TensorBoard would show both "
               "runs as one; export into a new directory", file=sys.stderr)
-        return CANNOT_WRITE
+        return exit_codes.CANNOT_WRITE
     try:
         model = asyncio.run(load(target, log, accept_new_host_key))
     except SourceError as error:
@@ -98,7 +95,7 @@ def run_export(target: str, log: str | None, tensorboard: str,
         written = write_events(model.series, directory)
     except OSError as error:
         print(f"rlwatch: {directory}: cannot write ({error.strerror or error})", file=sys.stderr)
-        return CANNOT_WRITE
+        return exit_codes.CANNOT_WRITE
     values = sum(len(s) for s in model.series.values())
     print(safe_text(f"{written}: {values} values of {len(model.series)} metrics (float32, as "
                     "TensorBoard keeps scalars); "

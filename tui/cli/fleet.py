@@ -237,7 +237,7 @@ async def _check_all(words: list[str], options: RunOptions) -> list[tuple[dict, 
 async def _check_one(run: Found, pool: ConnectionPool, options: RunOptions
                      ) -> tuple[dict, str, int]:
     """One run's ``check --json`` object (with its name and host), its text, its status."""
-    from tui.cli.check import judged, render_text, report, unreadable
+    from tui.cli.check import judged, not_a_training_log, render_text, report
 
     wanted = run.wanted
     named = {"name": run.name, "host": run.host}
@@ -246,10 +246,10 @@ async def _check_one(run: Found, pool: ConnectionPool, options: RunOptions
         session = await judged(wanted.target, options.log, options.accept_new_host_key,
                                options.rules, pool)
     except SourceError as error:
-        return ({"target": wanted.target, **named, "error": str(error)}, f"{wanted.target}: {error}",
-                exit_codes.UNREADABLE)
-    if unreadable(session.model, quiet=True):
-        why = f"{session.model.log}: no verl step lines, progress bars or errors found"
+        return ({"target": wanted.target, **named, "error": str(error)},
+                safe_text(f"{wanted.target}: {error}"), exit_codes.UNREADABLE)  # one line, names and all
+    why = not_a_training_log(session.model)
+    if why is not None:
         return {"target": wanted.target, **named, "error": why}, why, exit_codes.UNREADABLE
     readings = [sample.to_json() for sample in session.accelerators.latest()]
     result = report(wanted.target, session.model, session.findings, readings)

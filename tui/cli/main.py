@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from tui import __version__
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 DESCRIPTION = """\
 Watch a verl (PPO/GRPO) training run from the terminal.
@@ -106,9 +110,35 @@ def _add_look_options(parser: argparse.ArgumentParser) -> None:
     _add_ascii_option(parser)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, exiting like a monitoring plugin on a bad command line: 3 (UNKNOWN), never
+    argparse's 2, which a script or Nagios reads as critical (``tui.cli.exit_codes``).
+    Sub-commands' parsers are of this class too (argparse makes them of their parent's)."""
+
+    # Words of the command line that begin with '-' and are no option (``-rf.log``): set by
+    # ``_dispatch`` so that the error can say where such a path goes.
+    unknown_dashed: tuple[str, ...] = ()
+
+    def error(self, message: str) -> NoReturn:
+        from tui.cli.exit_codes import USAGE
+        from tui.parsers.text import safe_text
+
+        message = safe_text(message)  # it may quote what was typed (a path with a newline)
+        self.print_usage(sys.stderr)
+        hint = "".join(f"{self.prog}: a path that begins with '-' goes after '--': {self.prog} -- {word}\n"
+                       for word in self.unknown_dashed[:1])
+        self.exit(USAGE, f"{self.prog}: error: {message}\n{hint}")
+
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """A line at a time: stderr shows each write as one line (``tui.cli.inert_stream``)."""
+        for line in message.splitlines(keepends=True):
+            super()._print_message(line, file)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full command line, with one sub-command per job."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rlwatch", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"rlwatch {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -198,8 +228,7 @@ def _command_first(parser: argparse.ArgumentParser, args: list[str]) -> list[str
     target, which means ``watch``; the other words that are neither go last.
     With none (``--help``, ``--version``) nothing changes.
     """
-    commands = next(action for action in parser._actions
-                    if isinstance(action, argparse._SubParsersAction))
+    commands = _commands(parser)
     takes_value = {option for sub in commands.choices.values() for action in sub._actions
                    if action.nargs != 0 for option in action.option_strings}
     options: list[str] = []
@@ -229,6 +258,25 @@ def _command_first(parser: argparse.ArgumentParser, args: list[str]) -> list[str
     return [command, *options, *targets, *(["--", *after_dashes] if after_dashes else [])]
 
 
+def _commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+
+
+_NEGATIVE_NUMBER = re.compile(r"-\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|-\.\d+")
+
+
+def _unknown_dashed(parser: argparse.ArgumentParser, args: list[str]) -> tuple[str, ...]:
+    """The words before any ``--`` that begin with '-' but name no option of any command
+    (nor abbreviate one, nor carry a short option's value: ``-ofile``)."""
+    parsers = [parser, *_commands(parser).choices.values()]
+    known = {option for each in parsers for action in each._actions for option in action.option_strings}
+    words = args[:args.index("--")] if "--" in args else args
+    return tuple(word for word in words if word.startswith("-") and word != "-"
+                 and not _NEGATIVE_NUMBER.fullmatch(word)  # ``--speed -1``: a value
+                 and not any(option.startswith(word.split("=", 1)[0]) if word.startswith("--")
+                             else word[:2] == option for option in known))
+
+
 def _end_process(code: int) -> NoReturn:
     """End a one-shot command's process once its output is out. Python's own teardown
     (finalizing asyncssh, cryptography and the modules it loaded) is ~25 ms of a remote
@@ -241,6 +289,10 @@ def _end_process(code: int) -> NoReturn:
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    dashed = _unknown_dashed(parser, args_list)
+    for each in [parser, *_commands(parser).choices.values()]:
+        if isinstance(each, _Parser):
+            each.unknown_dashed = dashed
     args = parser.parse_args(_command_first(parser, args_list))
     if args.command is None:
         parser.print_help()

@@ -68,7 +68,7 @@ def run_report(target: str, log: str | None, goal: float | None, output: str | N
         try:
             path.write_text(render(report), encoding="utf-8")
         except OSError as error:
-            print(f"rlwatch: {output}: {error.strerror or error}", file=sys.stderr)
-            return exit_codes.UNREADABLE
+            print(f"rlwatch: {output}: cannot write ({error.strerror or error})", file=sys.stderr)
+            return exit_codes.CANNOT_WRITE
         print(f"rlwatch: wrote {output}", file=sys.stderr)
     return exit_codes.OK

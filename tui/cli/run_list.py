@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.regular_file import NotUtf8, read_utf8
 from tui.sources.base import SourceError
 from tui.sources.ssh.remote_glob import has_glob
 from tui.sources.ssh.target import RemoteTarget, parse_target
@@ -62,10 +63,12 @@ def runs_file() -> Path:
 
 def _read_runs_file(path: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_utf8(path))  # never a FIFO or a device: those would hang
     except FileNotFoundError:
         raise RunListError(f"{path}: no such file (it names the runs and groups @NAME means)") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+    except OSError as error:
+        raise RunListError(f"{path}: {error.strerror or error}") from None
+    except (NotUtf8, tomllib.TOMLDecodeError) as error:
         raise RunListError(f"{path}: {error}") from None
     runs, groups = data.get("runs", {}), data.get("groups", {})
     if not isinstance(runs, dict) or not all(isinstance(v, str) for v in runs.values()):

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from tui.cli import exit_codes
+from tui.cli.check import not_a_training_log
 from tui.cli.status_state import (
     TAIL_BYTES,
     StatusState,
@@ -113,6 +114,9 @@ async def status_judged(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: 
     finally:
         await source.close()
     model = state.model()
+    reason = not_a_training_log(model)
+    if reason is not None:  # random bytes, an empty file: what check refuses, status refuses
+        raise SourceError(reason)
     return model, RuleEngine(rules).evaluate(model, now)
 
 

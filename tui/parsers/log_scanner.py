@@ -68,6 +68,11 @@ _SAME_BLOCK_BYTES = 4096
 # A line longer than this is not a log line anyone printed on purpose (binary
 # junk, a runaway print); it is skipped whole and counted.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+# A run of NULs is a hole, not text: logrotate's copytruncate empties a log under a writer
+# that keeps its offset, and the file reads as NULs up to where the writer goes on. The hole
+# has no newline, so it would glue itself to the next real line (over ``MAX_LINE_BYTES``,
+# that line was skipped whole and its step lost); a NUL therefore ends a line here.
+HOLE = b"\x00"
 # A physical line is cut at exactly a buffer size by some capture tools (the
 # corpus has step lines cut at 4,096 bytes): its last item is not trusted.
 _CUT_LENGTHS = frozenset(1 << k for k in range(10, 25))
@@ -154,10 +159,15 @@ class LogScanner:
         A line without one of the whole ``NEEDLES`` gives nothing, as in
         ``feed``: grep looks for parts of them (``tui.sources.grep_filter``).
         """
+        found = [at for needle in NEEDLES if (at := line.find(needle)) != -1]
+        if not found:
+            if len(line) > MAX_LINE_BYTES:
+                self.skipped_lines += 1
+            return []
+        start = after_hole(line, 0, min(found))
+        line, offset = line[start:], offset + start
         if len(line) > MAX_LINE_BYTES:
             self.skipped_lines += 1
-            return []
-        if not any(needle in line for needle in NEEDLES):
             return []
         # The needle lines alone do not say what every line shares (NeMo-RL's bullets are
         # all indented): a log pasted indented is a local file, read by ``feed``.
@@ -170,10 +180,14 @@ class LogScanner:
         end = len(buf) if final else buf.rfind(b"\n") + 1
         if end == 0:
             if len(buf) > MAX_LINE_BYTES:
-                # No newline in 16 MiB: junk. Drop it so memory stays bounded.
+                # No newline in 16 MiB: junk (or a hole). Drop it so memory stays bounded,
+                # but keep what follows a hole's last NUL: the start of the writer's next line.
+                drop = buf.rfind(HOLE) + 1
+                if drop == 0 or len(buf) - drop > MAX_LINE_BYTES:
+                    drop = len(buf)
                 self.skipped_lines += 1
-                self._buf_offset += len(buf)
-                self._buf = b""
+                self._buf_offset += drop
+                self._buf = buf[drop:]
             return []
         records: list[Record] = []
         stop = end
@@ -210,8 +224,7 @@ class LogScanner:
         for needle in NEEDLES:
             pos = buf.find(needle, 0, end)
             while pos != -1:
-                start = buf.rfind(b"\n", 0, pos) + 1
-                starts.add(start)
+                starts.add(after_hole(buf, buf.rfind(b"\n", 0, pos) + 1, pos))
                 next_line = buf.find(b"\n", pos, end)
                 if next_line == -1:
                     break
@@ -330,6 +343,13 @@ class LogScanner:
 def _has_prefix(line: str) -> bool:
     """Whether a physical line starts with a process prefix (Ray's, torchrun's)."""
     return PROCESS_PREFIX.match(strip_stamp(strip_ansi(line[:200]).lstrip("\r"))) is not None
+
+
+def after_hole(buf: bytes | bytearray, start: int, pos: int) -> int:
+    """Where the line that holds ``buf[pos]`` starts, given that it starts at ``start`` or
+    later: just past the last NUL before ``pos`` (see ``HOLE``), else ``start``."""
+    nul = buf.rfind(HOLE, start, pos)
+    return start if nul == -1 else nul + 1
 
 
 def _prefix_pid(line: str) -> int | None:

@@ -178,11 +178,16 @@ def clean_segments(line: str) -> list[str]:
 # SGR (colour and style: ``ESC [ 1;31 m``, ``ESC [ 38:2:1:2:3 m``): dropped
 # without a trace where text is shown plain; it changes nothing but colour.
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
+# Unicode's bidirectional formatting characters: embeddings and overrides (U+202A–U+202E),
+# isolates (U+2066–U+2069) and the marks (LRM U+200E, RLM U+200F, ALM U+061C). Invisible, and a
+# terminal or viewer that applies the bidi algorithm reorders the text around them, so that
+# what is read is not what is there ("Trojan Source"): ``loss ok\u202e nan`` can read "nan ok".
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 # Every code point a terminal may act on (C0 but tab and newline, DEL, C1),
-# tab and newline (decided by the caller), and lone surrogates (from a
+# tab and newline (decided by the caller), the bidi controls, and lone surrogates (from a
 # ``surrogateescape`` decode: they cannot even be encoded for output).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-_UNSAFE_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
+_UNSAFE_BUT_NEWLINE = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 
 
 def _visible(code: int) -> str:
@@ -192,6 +197,8 @@ def _visible(code: int) -> str:
         return "\u2421"  # ␡
     if code <= 0x9F:
         return f"\\x{code:02x}"  # C1 has no pictures: ``\x9b`` (8-bit CSI) as Python writes it
+    if not 0xD800 <= code <= 0xDFFF:
+        return f"\\u{code:04x}"  # a bidi control: ``\u202e``, as Python writes it
     return "\ufffd"  # a lone surrogate
 
 
@@ -215,7 +222,9 @@ def safe_text(text: str, *, multiline: bool = False, tabsize: int = 8) -> str:
       ``ESC [ 2 J`` becomes ``␛[2J``. C0 (0x00–0x1f) becomes the Unicode
       control picture U+2400+n (``␀``, ``␇``, ``␍``, ``␛``), DEL ``␡``, C1
       (0x80–0x9f, which UTF-8 terminals may act on: 0x9b is CSI, 0x9d OSC)
-      ``\x80``–``\x9f``, and a lone surrogate U+FFFD.
+      ``\x80``–``\x9f``, a bidirectional control (U+202A–U+202E, U+2066–U+2069,
+      U+200E, U+200F, U+061C: they reorder what a bidi-aware terminal shows) ``\u202e``
+      as Python writes it, and a lone surrogate U+FFFD.
     * Tabs become spaces (to the next multiple of ``tabsize``).
     * Newlines are kept when ``multiline`` (a ``\r\n`` becomes ``\n``); in a
       one-line output they become ``␊``.

@@ -23,7 +23,7 @@ import json
 import math
 import re
 
-from tui.parsers.log_scanner import MAX_LINE_BYTES
+from tui.parsers.log_scanner import HOLE, MAX_LINE_BYTES, after_hole
 from tui.parsers.records import StepRecord
 
 
@@ -119,7 +119,11 @@ class JsonlScanner:
         self._buf += data
         end = self._buf.rfind(b"\n") + 1
         if end == 0 and len(self._buf) > MAX_LINE_BYTES:
-            end = len(self._buf)  # no newline in 16 MiB: junk; keep memory bounded
+            # No newline in 16 MiB: junk; keep memory bounded, but not the start of the
+            # line a hole's NULs end (tui.parsers.log_scanner.HOLE).
+            end = self._buf.rfind(HOLE) + 1
+            if end == 0 or len(self._buf) - end > MAX_LINE_BYTES:
+                end = len(self._buf)
         return self._take(end)
 
     def finish(self) -> list[StepRecord]:
@@ -132,8 +136,9 @@ class JsonlScanner:
         while start < end:
             newline = buf.find(b"\n", start, end)
             line_end = end if newline == -1 else newline + 1
+            start = after_hole(buf, start, line_end)
             line = buf[start:line_end]
-            if line.strip(b"\x00 \t\r\n"):
+            if line.strip(b" \t\r\n"):
                 record = None if len(line) > MAX_LINE_BYTES else parse_record(
                     line, self._buf_offset + start)
                 if record is None:

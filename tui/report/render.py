@@ -55,7 +55,7 @@ def _heading(report: Report) -> str:
     total = f"/{report.total_steps}" if report.total_steps else ""
     crash = next((f for f in report.findings if f.rule == "crash" and f.exception), None)
     said = f": {crash.message}" if report.state == "crashed" and crash is not None else ""
-    return f"rlwatch report — {report.log}, step {report.last_step}{total} ({report.state}{said})"
+    return f"rlwatch report — {safe_text(report.log)}, step {report.last_step}{total} ({report.state}{said})"
 
 
 def _sections(report: Report) -> list[tuple[str, list[Check]]]:

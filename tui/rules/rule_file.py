@@ -10,8 +10,10 @@ offending table and what is wrong.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -22,6 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 
+from tui.regular_file import NotUtf8, read_utf8
 from tui.rules.findings import Severity
 
 _NUMBER = (int, float)
@@ -52,6 +55,22 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "accelerator": {"check": ((str,), True, None), "mem_fraction": (_NUMBER, False, 0.95),
                     "mem_jump_mib": (_NUMBER, False, 8192.0), "util_below": (_NUMBER, False, 50.0),
                     "window_s": (_NUMBER, False, 300.0)},
+}
+# Where each number of a rule means something (every one must also be finite: a nan
+# threshold never fires, an inf one neither). Outside, a rule is silently dead or always on
+# (``quiet_seconds = -1`` called every run stalled).
+_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
+    "min_change": (lambda v: v >= 0, "0 or more"),
+    "ratio": (lambda v: v > 1, "more than 1 (a multiple of the recent median)"),
+    "delta": (lambda v: v > 0, "more than 0"),
+    "max_gap": (lambda v: v >= 0, "0 or more"),
+    "factor": (lambda v: v >= 1, "1 or more (a multiple of the typical step time)"),
+    "min_seconds": (lambda v: v >= 0, "0 or more seconds"),
+    "quiet_seconds": (lambda v: v > 0, "more than 0 seconds"),
+    "mem_fraction": (lambda v: 0 < v <= 1, "more than 0 and at most 1 (a fraction of the memory)"),
+    "mem_jump_mib": (lambda v: v > 0, "more than 0 MiB"),
+    "util_below": (lambda v: 0 < v <= 100, "a percentage: more than 0, at most 100"),
+    "window_s": (lambda v: v > 0, "more than 0 seconds"),
 }
 ACCELERATOR_CHECKS = ("memory-near-limit", "memory-jump", "util-below")
 _DIRECTIONS = {"decline": ("down", "up"), "spike": ("up", "down", "both")}
@@ -93,8 +112,10 @@ def override_paths(explicit: str | None) -> list[Path]:
 
 
 def _exists(path: Path) -> bool:
+    """Whether there is something at ``path`` (a FIFO or a link to a device too: reading it
+    says what it is rather than skipping the user's rules without a word)."""
     try:
-        return path.is_file()
+        return path.exists()
     except OSError:  # an unreadable home (another user's HOME, say) has no rules for us
         return False
 
@@ -109,9 +130,11 @@ def load_rules(*overrides: Path) -> list[RuleSpec]:
     rules = parse_rules(default_rules_text(), "default rules")
     for path in overrides:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_utf8(path)  # never a FIFO or a device: those would hang every command
         except OSError as error:
             raise RuleFileError(f"{path}: {error.strerror or error}") from None
+        except NotUtf8 as error:
+            raise RuleFileError(f"{path}: {error}") from None
         rules = apply_overrides(rules, text, str(path))
     return rules
 
@@ -191,6 +214,8 @@ def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False)
             if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
                 raise RuleFileError(f"{where}: rule {rule.id!r}: '{key}' must be "
                                     f"{' or '.join(t.__name__ for t in types)}, not {value!r}")
+            if isinstance(value, _NUMBER) and not isinstance(value, bool):
+                _check_number(rule.id, key, value, where)
             params[key] = value
         else:
             raise RuleFileError(f"{where}: rule {rule.id!r}: unknown field '{key}' for kind "
@@ -200,6 +225,9 @@ def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False)
         raise RuleFileError(f"{where}: rule {rule.id!r} ({rule.kind}) needs {', '.join(missing)}")
     if rule.kind == "band" and params["low"] is None and params["high"] is None:
         raise RuleFileError(f"{where}: rule {rule.id!r} (band) needs low, high or both")
+    if rule.kind == "band" and None not in (params["low"], params["high"]) and params["low"] >= params["high"]:
+        raise RuleFileError(f"{where}: rule {rule.id!r}: low ({params['low']}) must be below "
+                            f"high ({params['high']})")
     for count in _COUNTS:
         if isinstance(params.get(count), int) and params[count] < 1:
             raise RuleFileError(f"{where}: rule {rule.id!r}: {count} counts steps: 1 or more, "
@@ -213,6 +241,19 @@ def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False)
     if new and not result.metrics and rule.kind not in ("stalled", "incident", "accelerator", "job"):
         raise RuleFileError(f"{where}: rule {rule.id!r} needs at least one metric")
     return result
+
+
+def _check_number(rule_id: str, key: str, value: float, where: str) -> None:
+    """Refuse a rule's number that is not finite or outside where ``key`` means something."""
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer past float range
+        finite = False
+    if not finite:
+        raise RuleFileError(f"{where}: rule {rule_id!r}: '{key}' must be a finite number, not {value!r}")
+    test, meaning = _RANGES.get(key, (lambda _: True, ""))
+    if not test(value):
+        raise RuleFileError(f"{where}: rule {rule_id!r}: '{key}' must be {meaning}, not {value!r}")
 
 
 def _common(rule_id: str, key: str, value: Any, where: str) -> Any:

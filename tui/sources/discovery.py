@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui.regular_file import open_regular
 from tui.sources.base import SourceError
 
 LOG_SUFFIXES = (".log", ".out", ".txt")
@@ -57,16 +59,18 @@ def candidates(directory: Path) -> list[Path]:
     for path in walk_files(directory):
         if path.name.endswith(LOG_SUFFIXES):
             try:
-                found.append((path.stat().st_mtime, path))
+                info = path.stat()
             except OSError:
                 continue
+            if stat.S_ISREG(info.st_mode):  # a FIFO or device named *.log is no log: reading it hangs
+                found.append((info.st_mtime, path))
     return [path for _, path in sorted(found, key=lambda item: item[0], reverse=True)]
 
 
 def has_step_lines(path: Path) -> bool:
     """True if the head or tail of ``path`` holds a verl step line."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(SNIFF_BYTES)
             if STEP_LINE.search(head):
                 return True

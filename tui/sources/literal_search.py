@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
+from tui.parsers.log_scanner import HOLE, after_hole
+
 # Each slice reads this much at a time into the one buffer it reuses, cut back to its
 # last newline: a needle never spans a newline, so every match lies inside one chunk,
 # whole lines with it. From 256 KiB to 4 MiB the scan's CPU cost is the same (1 GiB of
@@ -125,6 +127,10 @@ class LiteralSearch:
                 break  # the file shrank under us: what is left is gone
             cut = buffer.rfind(b"\n", 0, got) + 1 if at + got < stop else got
             if cut == 0:
+                hole = buffer.rfind(HOLE, 0, got) + 1
+                if hole:  # NULs end a line (a hole: see HOLE): what follows them is the next
+                    at, size = at + hole, chunk_bytes
+                    continue
                 if size < LONGEST_LINE:
                     size *= 2  # a line longer than a chunk: read it whole
                     continue
@@ -168,7 +174,7 @@ def _whole_lines(chunk: bytearray, length: int, ends: list[int]) -> list[tuple[i
     for match_end in ends:
         if match_end <= line_end:
             continue  # another needle on a line already taken
-        start = chunk.rfind(b"\n", 0, match_end - 1) + 1
+        start = after_hole(chunk, chunk.rfind(b"\n", 0, match_end - 1) + 1, match_end - 1)
         newline = chunk.find(b"\n", match_end - 1, length)
         line_end = length if newline == -1 else newline + 1
         out.append((start, bytes(chunk[start:line_end])))

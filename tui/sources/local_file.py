@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+from tui.regular_file import open_regular
 from tui.sources import literal_search
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources import follow_identity
@@ -104,7 +105,7 @@ class LocalFile:
 
     def _open(self):
         try:
-            return open(self.path, "rb")
+            return open_regular(self.path)  # a FIFO or a device would hang the read
         except FileNotFoundError:
             raise SourceError(f"{self.path}: no such file") from None
         except IsADirectoryError:

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from tui.regular_file import is_regular, open_regular
 from tui.parsers.verl_jsonl import HEAD_BYTES, is_file_logger_head
 from tui.parsers.verl_loggers import LoggerHints, logger_hints
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
@@ -111,7 +112,7 @@ def _experiment(candidate: LoggerCandidate) -> tuple[str, str]:
 def read_head(path: Path) -> bytes:
     """The first bytes of ``path`` that say whether it is a file-logger JSONL (b"" if unreadable)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO named *.jsonl would hang a plain open
             return handle.read(HEAD_BYTES)
     except OSError:
         return b""
@@ -128,7 +129,7 @@ def local_candidates(directory: Path) -> list[LoggerCandidate]:
     out: list[LoggerCandidate] = []
     for path in walk_files(directory):
         try:
-            if is_event_file(path.name):
+            if is_event_file(path.name) and is_regular(path):  # a FIFO would hang its reader
                 mtime = path.stat().st_mtime
                 event_dirs[path.parent] = max(mtime, event_dirs.get(path.parent, mtime))
             elif path.name.endswith(".jsonl") and is_file_logger_jsonl(path):
@@ -185,7 +186,7 @@ def local_logger_run(path: Path) -> tuple[LocalLoggerRun, str | None] | None:
     directory searched for them; None for a file that is neither (a console log)."""
     if path.is_dir():
         return logger_dir_run(path)
-    if is_event_file(path.name):
+    if is_event_file(path.name) and is_regular(path):  # else refused as the log it is named as
         return _single(TENSORBOARD, path.parent, path.stat().st_mtime), None
     if is_file_logger_jsonl(path):
         return _single(JSONL, path, path.stat().st_mtime), None

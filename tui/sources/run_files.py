@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from tui.regular_file import open_regular
 from tui.parsers.verl_loggers import LoggerHints, logger_hints
 from tui.sources.discovery import SNIFF_BYTES
 from tui.sources.tensorboard_events import event_files
@@ -108,7 +109,7 @@ def _first(hints: LoggerHints, logger: str, candidates: list[PurePath], bases: l
 def sniff_log(log: Path) -> str:
     """The head and tail of the log, where verl prints its config and announcements."""
     try:
-        with open(log, "rb") as handle:
+        with open_regular(log) as handle:
             head = handle.read(SNIFF_BYTES)
             size = os.fstat(handle.fileno()).st_size
             if size <= SNIFF_BYTES:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePath
 from typing import Protocol
 
+from tui.regular_file import read_regular
 from tui.sources.base import LogSource
 from tui.sources.dump_dirs import DumpDir, find_dump_dirs
 from tui.sources.local_file import LocalFile
@@ -62,7 +63,7 @@ class LocalFolder:
         return await asyncio.to_thread(find_dump_dirs, Path(self.root))
 
     async def read(self, path: PurePath) -> bytes:
-        return await asyncio.to_thread(Path(path).read_bytes)
+        return await asyncio.to_thread(read_regular, path)  # never a FIFO in a dump folder
 
     async def logger_files(self) -> LoggerFiles:
         if self.files is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tui.regular_file import is_regular
 from tui.parsers.records import StepRecord
 
 EVENT_FILE_MARK = "events.out.tfevents."
@@ -43,12 +44,14 @@ def _started(path: Path) -> tuple[int, str]:
 
 
 def event_files(directory: Path) -> list[Path]:
-    """The event files directly in ``directory``, in the order their writers started."""
+    """The event files directly in ``directory``, in the order their writers started (regular
+    files only: a FIFO named like one would hang its reader)."""
     try:
         names = os.listdir(directory)
     except OSError:
         return []
-    return sorted((directory / name for name in names if is_event_file(name)), key=_started)
+    return sorted((directory / name for name in names
+                   if is_event_file(name) and is_regular(directory / name)), key=_started)
 
 
 class EventFileReader:

@@ -18,6 +18,7 @@ from textual.theme import Theme
 
 import tui
 from tui.config import config_dir
+from tui.regular_file import NotUtf8, read_utf8
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,8 +45,10 @@ def themes_dir() -> Path:
 def load_theme(path: Path) -> Theme:
     """One theme file as a Textual Theme; unknown keys are errors, not silently ignored."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        data = tomllib.loads(read_utf8(path))  # never a FIFO or a device: those would hang
+    except OSError as error:
+        raise ThemeError(f"{path}: {error.strerror or error}") from None
+    except (NotUtf8, tomllib.TOMLDecodeError) as error:
         raise ThemeError(f"{path}: {error}") from None
     unknown = sorted(set(data) - _THEME_FIELDS)
     if unknown:

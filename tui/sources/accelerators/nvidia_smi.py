@@ -68,7 +68,8 @@ class NvidiaSmiPoller:
         try:
             samples = parse_gpus(await self.runner.run(_QUERY, self.timeout))
         except BaseException:
-            apps.cancel()
+            apps.cancel()  # and wait for it: its nvidia-smi is reaped before we return
+            await asyncio.gather(apps, return_exceptions=True)
             raise
         return with_processes(samples, await apps)
 

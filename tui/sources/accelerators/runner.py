@@ -12,6 +12,9 @@ say why, e.g. "no NVIDIA devices found").
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol
 
@@ -62,14 +65,22 @@ class CommandRunner(Protocol):
 
 
 class LocalRunner:
-    """Runs commands on this machine as subprocesses (no shell)."""
+    """Runs commands on this machine as subprocesses (no shell).
+
+    Each command runs in a process group of its own, and stopping it kills the group: a
+    tool that is a wrapper script (a site's ``nvidia-smi`` that runs the real one, a
+    container's shim) leaves its children holding the output pipe when only it is killed.
+    They outlived rlwatch, and asyncio waited for the pipe to close, so quitting the
+    dashboard hung, or ended with "Exception ignored … Event loop is closed" when the loop
+    closed first.
+    """
 
     async def _spawn(self, argv: Sequence[str], merge_stderr: bool) -> asyncio.subprocess.Process:
         try:
             return await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
-                limit=_LINE_LIMIT)
+                limit=_LINE_LIMIT, start_new_session=True)
         except FileNotFoundError:
             raise ToolMissing(argv[0]) from None
         except OSError as error:  # not executable, too many processes…
@@ -105,10 +116,20 @@ class LocalRunner:
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
-    """Kill the process if it still runs, and reap it (no zombies, no warnings)."""
-    if process.returncode is None:
+    """Kill the process and whatever it started (its process group), and reap it: no
+    zombie, nothing left running, no transport left for the loop's end to find.
+
+    The reaping is finished even when the caller is cancelled meanwhile (the loop's
+    shutdown cancels every task still running): a killed process exits at once, and a
+    transport left unreaped is the "Event loop is closed" traceback at exit."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # the group is its own (start_new_session)
+    waiting = asyncio.ensure_future(process.wait())
+    cancelled = False
+    while not waiting.done():
         try:
-            process.kill()
-        except ProcessLookupError:
-            pass
-        await process.wait()
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
