@@ -155,7 +155,7 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
             f" steps {finding.first_step}–{finding.last_step}" if finding.first_step != finding.last_step
             else f" step {finding.first_step}")
         lines.append(f"  {finding.severity.upper():<8} {finding.rule}{steps} ×{finding.count}: "
-                     f"{finding.message}")
+                     f"{finding.said()}")
     return "\n".join(lines)
 
 
