@@ -57,6 +57,9 @@ def _add_rules_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", metavar="FILE",
                         help="a rule file applied on top of the defaults and "
                              "~/.config/rlwatch/rules.toml")
+    parser.add_argument("--mute", metavar="RULE[,RULE…]",
+                        help="rules whose findings are shown as muted and never counted in the "
+                             "state or the exit status (`rlwatch rules` lists their ids)")
 
 
 def _add_ascii_option(parser: argparse.ArgumentParser) -> None:
@@ -236,7 +239,7 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.check import run_check
 
         code = run_check(args.target[0], args.log, args.json, args.rules, args.accept_new_host_key,
-                         head)
+                         head, args.mute)
         if argv is None:  # the process's own command line: nothing runs after it
             _end_process(code)
         return code
@@ -260,7 +263,8 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command == "status":
         from tui.cli.status_command import run_status
 
-        return run_status(args.target, args.log, args.rules, args.ascii, args.accept_new_host_key)
+        return run_status(args.target, args.log, args.rules, args.ascii, args.accept_new_host_key,
+                          args.mute)
     if args.command == "demo":
         from tui.cli.dashboard import run_demo
 
@@ -276,7 +280,7 @@ def _dispatch(argv: list[str] | None) -> int:
 
     gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
     return run_dashboard(args.target[0], args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii)
+                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii, args.mute)
 
 
 if __name__ == "__main__":

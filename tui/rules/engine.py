@@ -177,7 +177,7 @@ class RuleEngine:
         if standing is not None:
             since, hits, points = standing
             finding.severity, finding.since = Severity.NOTE, since
-            finding.note = (f"so at {hits:,} of the {points:,} judged steps since step {since}: "
+            finding.note = (f"true at {hits:,} of the {points:,} judged steps since step {since}: "
                             "a property of this run, not news")
 
     def constant_value(self, rule: RuleSpec, key: str, series: Series) -> float | None:

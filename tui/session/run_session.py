@@ -32,6 +32,7 @@ from tui.report.verdict import SHOWN_SAMPLES
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
+from tui.session.run_mutes import RunMutes
 from tui.session.accelerators import feed_accelerators
 from tui.session.alerts import CriticalAlerts, run_hook
 from tui.session.feed import Feed
@@ -77,20 +78,23 @@ class RunSession:
                  run_dir: Path | None = None, label: str | None = None, note: str | None = None,
                  gpu_hosts: tuple[str, ...] = (), watch_accelerators: bool = True,
                  accept_new_host_key: bool = False, on_critical: str | None = None,
-                 parse_pool: ParsePool | None = None) -> None:
+                 parse_pool: ParsePool | None = None, mutes: RunMutes | None = None) -> None:
         """``run_dir``: the run directory the user named, where the file logger's JSONL,
         TensorBoard events and dumps may lie beside the console log; ``label``: how the run
         is named to the user (default: the source's label); ``note``: a line for the user
         about which log was chosen; ``gpu_hosts``: other nodes whose accelerators belong to
         the run (``watch_accelerators`` False: none at all, as for the demo's replay);
         ``on_critical``: a shell command run with each new critical finding as JSON;
-        ``parse_pool``: worker processes that parse the log's big batches (a fleet's)."""
+        ``parse_pool``: worker processes that parse the log's big batches (a fleet's);
+        ``mutes``: where the rules the user muted on this run are kept (None: nowhere)."""
         self.source = source
         self.label = label or source.label
         self.note = note
         self.model = RunModel(source.label)
         self.accelerators = AcceleratorHistory()
-        self.engine = RuleEngine(rules if rules is not None else load_rules())
+        self.mutes = mutes
+        self.engine = RuleEngine(rules if rules is not None else load_rules(),
+                                 mutes.load() if mutes is not None else ())
         self.findings: list[Finding] = []
         self.folder: RunFolder | None = folder_for(source, run_dir)
         self.gpu_hosts = gpu_hosts
@@ -210,6 +214,16 @@ class RunSession:
         self.findings = self.engine.evaluate(self.model, time.time() if now is None else now,
                                              budget_s, self.accelerators)
         return self.findings
+
+    def toggle_mute(self, rule: str) -> bool:
+        """Mute ``rule`` on this run, or unmute it where it was; kept for the next time
+        (an OSError says it could not be kept; it holds for this session all the same).
+        Returns whether it is muted now."""
+        muted = rule not in self.engine.muted
+        (self.engine.muted.add if muted else self.engine.muted.discard)(rule)
+        if self.mutes is not None:
+            self.mutes.save(self.engine.muted)
+        return muted
 
     def new_criticals(self) -> list[Finding]:
         """The critical findings not announced before, each announced now: the ``--on-critical``

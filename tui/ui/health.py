@@ -14,7 +14,10 @@ from tui.model.series import Series
 from tui.rules.findings import Finding, Severity
 
 # Shown with the colour, so the state reads without it (colour-blind users, NO_COLOR).
-STATE_MARK = {Severity.CRITICAL: "✖ CRIT", Severity.WARNING: "▲ WARN", None: "✓ ok"}
+STATE_MARK = {Severity.CRITICAL: "✖ CRIT", Severity.WARNING: "▲ WARN", Severity.NOTE: "· note",
+              None: "✓ ok"}
+# A muted finding's mark in the findings list (its level still said beside it).
+MUTED_MARK = "⊘ muted"
 
 
 def active_on(findings: list[Finding], key: str | None, series: Series | None) -> list[Finding]:
@@ -41,9 +44,11 @@ def failure_words(finding: Finding) -> str:
 
 
 def run_state(findings: list[Finding]) -> tuple[Severity | None, str]:
-    """The header's one-line verdict: worst severity now, and what to say."""
-    critical = [f for f in findings if f.severity == Severity.CRITICAL]
-    crash = crash_of(findings)
+    """The header's one-line verdict: worst severity now, and what to say. Notes and muted
+    findings are in the findings list, not here."""
+    counted = [f for f in findings if f.counts]
+    critical = [f for f in counted if f.severity == Severity.CRITICAL]
+    crash = crash_of(counted)
     if crash is not None:
         others = len(dict.fromkeys(f.rule for f in critical)) - 1
         return Severity.CRITICAL, f"crashed: {failure_words(crash)}" + (f" (+{others} critical)" if others else "")
@@ -52,10 +57,11 @@ def run_state(findings: list[Finding]) -> tuple[Severity | None, str]:
         if names == ["stalled"]:  # the state word and how long, as the stall rule words it
             return Severity.CRITICAL, f"stalled: {critical[0].message.split(';')[0]}"
         return Severity.CRITICAL, f"critical: {', '.join(names)}"
-    warnings = sum(1 for f in findings if f.severity == Severity.WARNING)
+    warnings = sum(1 for f in counted if f.severity == Severity.WARNING)
     if warnings:
         return Severity.WARNING, f"{warnings} warning{'s' if warnings != 1 else ''}"
-    return None, "all rules hold"
+    aside = len(findings)
+    return None, "all rules hold" + (f" ({aside} noted in f)" if aside else "")
 
 
 def worst_finding(findings: list[Finding]) -> Finding | None:
