@@ -69,7 +69,7 @@ def run_status(targets: list[str], log: str | None, rules_file: str | None = Non
     if is_fleet(targets):
         from tui.cli.fleet import run_status_fleet
 
-        line, status = run_status_fleet(targets, log, rules_file, accept_new_host_key)
+        line, status = run_status_fleet(targets, log, rules_file, accept_new_host_key, mute)
     else:
         line, status = _one_run(targets[0], log, rules_file, accept_new_host_key, mute)
     line = safe_text(line)  # the run's name is a (remote) file name, the rest may quote the log

@@ -21,11 +21,12 @@ MUTED_MARK = "⊘ muted"
 
 
 def active_on(findings: list[Finding], key: str | None, series: Series | None) -> list[Finding]:
-    """Findings on ``key`` whose last hit is the series' newest step, worst first."""
+    """Counted findings on ``key`` whose last hit is the series' newest step, worst first (a
+    note — a band the run has long sat outside of — or a muted finding colours no panel)."""
     if key is None or series is None or not len(series):
         return []
     newest = series.steps[-1]
-    hits = [f for f in findings if f.metric == key and f.last_step == newest]
+    hits = [f for f in findings if f.metric == key and f.last_step == newest and f.counts]
     return sorted(hits, key=lambda f: f.severity != Severity.CRITICAL)
 
 
