@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.corpus import verl_log
 from tests.support import findings_of, model_of
@@ -13,7 +15,8 @@ from tui.cli.check import load
 from tui.model.run_model import RunModel
 from tui.parsers.records import StepRecord
 from tui.parsers.run_config import RunConfig
-from tui.rules.engine import RuleEngine, standing_since
+from tui.rules.engine import RuleEngine
+from tui.rules.standing import Standing
 from tui.rules.findings import Severity, worst_severity
 from tui.rules.rule_file import RuleFileError, apply_overrides, load_rules
 
@@ -118,12 +121,33 @@ def test_a_rule_file_and_the_command_line_mute_rules():
         apply_overrides(load_rules(), 'mute = "step-time"\n', "r.toml")
 
 
+def standing_by_scan(hits: list[bool]) -> tuple[int, int, int] | None:
+    """The reference: every start tried, the earliest hit with at least half hits from it on."""
+    for start, hit in enumerate(hits):
+        since = hits[start:]
+        if hit and sum(since) >= 0.5 * len(since):
+            return start, sum(since), len(since)
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(hits=st.lists(st.booleans(), max_size=60), cut=st.integers(0, 60))
+def test_standing_kept_step_by_step_is_the_scan_of_every_start(hits, cut):
+    standing = Standing(0.5)
+    for point, hit in enumerate(hits):
+        standing.feed(point + 1, hit)
+        if point == cut:  # asked midway too, as the dashboard asks on every judgement
+            expected = standing_by_scan(hits[:point + 1])
+            got = standing.since()
+            assert (got and (got[0] - 1, got[1], got[2])) == expected
+    got = standing.since()
+    assert (got and (got[0] - 1, got[1], got[2])) == standing_by_scan(hits)
+
+
 def test_a_standing_band_tolerates_dips_back_inside():
-    steps = list(range(1, 101))
-    every_other = steps[::2]
-    assert standing_since(every_other, steps, 20) == (1, 50, 100)
-    assert standing_since(steps[90:], steps, 20) is None  # left 10 steps ago: still news
-    assert standing_since(steps[90:], steps, 20, first=90) == (91, 10, 10)  # never inside
+    standing = Standing(0.5)
+    standing.catch_up(list(range(1, 101, 2)), list(range(1, 101)), 100)  # every other step
+    assert standing.since() == (1, 50, 100, 0)
 
 
 def test_a_whole_run_read_as_check_reads_it_is_quiet_too():

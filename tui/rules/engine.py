@@ -22,7 +22,7 @@ import fnmatch
 import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import dataclass
 import statistics
 from statistics import median
@@ -39,6 +39,7 @@ from tui.rules.crash import also_lines, behind_rank, judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec, Unless
+from tui.rules.standing import Standing
 
 
 # Rule kinds that judge a condition of the run now (it clears when the condition does);
@@ -123,6 +124,8 @@ class RuleEngine:
         # once two differed): a metric exactly 0 at every step (constant by construction: a
         # clip fraction of an on-policy update) is not judged against a band.
         self._constant: dict[tuple[str, str], tuple[Series, int, int, float | None]] = {}
+        # (rule, key) → (the finding, since when its band has stood broken), kept up as steps come.
+        self._standing: dict[tuple[str, str], tuple[Finding, Standing]] = {}
         # True when the last evaluate ran out of its time budget before judging
         # every point: call again (the work done so far is kept).
         self.behind = False
@@ -172,10 +175,18 @@ class RuleEngine:
             return
         if rule.kind not in ("band", "relation"):
             return
-        standing = standing_since(finding.steps, series.steps[:judged] if judged < len(series)
-                                  else series.steps, rule.params["settle"], rule.warmup)
-        if standing is not None:
-            since, hits, points = standing
+        state = self._standing.get((rule.id, key))
+        if state is None or state[0] is not finding or state[1].points > judged:
+            state = (finding, Standing(STANDING_SHARE))
+            self._standing[(rule.id, key)] = state
+        standing = state[1]
+        standing.catch_up(finding.steps, series.steps, judged)
+        stood = standing.since()
+        if stood is None:
+            return
+        since, hits, points, point = stood
+        # Long enough, or from the rule's first judged point on (never inside the band: no change).
+        if latest - since + 1 >= rule.params["settle"] or point <= rule.warmup:
             finding.severity, finding.since = Severity.NOTE, since
             finding.note = (f"true at {hits:,} of the {points:,} judged steps since step {since}: "
                             "a property of this run, not news")
@@ -236,28 +247,6 @@ class RuleEngine:
                                           reason)
         progress.done = max(progress.done, end)
         return progress.finding
-
-
-def standing_since(hits: Sequence[int], steps: Sequence[int], settle: int,
-                   first: int = 0) -> tuple[int, int, int] | None:
-    """Where a band's hits (``hits``, ascending, among the judged ``steps``) have stood since:
-    the earliest hit from which at least ``STANDING_SHARE`` of the judged points are hits, and
-    either the first judged point (index ``first``: the metric was never inside the band, so
-    leaving it is no change) or ``settle`` steps or more before the latest, as (that step,
-    hits since, points since); None where there is no such stretch (dips back inside the
-    band do not break one)."""
-    if not hits or not steps:
-        return None
-    best = None
-    for count, at in enumerate(range(len(hits) - 1, -1, -1), 1):
-        points = len(steps) - bisect_left(steps, hits[at])
-        if count >= STANDING_SHARE * points:
-            best = (hits[at], count, points)
-        elif STANDING_SHARE * points - count > at:
-            break  # the hits left cannot bring the share back up
-    if best is None or (steps[-1] - best[0] + 1 < settle and bisect_left(steps, best[0]) > first):
-        return None
-    return best
 
 
 def _not_applicable(rule: RuleSpec, model: RunModel) -> tuple[Unless, str] | None:
