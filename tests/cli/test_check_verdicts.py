@@ -247,20 +247,19 @@ STILL_COUNTED = {
         ({"val-falling"}, "the last validation fell 0.625 → 0.375: a condition still true at the end"),
     "verl_13_env_paths_file_tensorboard/run1_metrics.jsonl": ({"val-falling"}, "the same run's JSONL"),
     "verl_13_env_paths_file_tensorboard/tb/run1": ({"val-falling"}, "the same run's events"),
-    # MANIFEST.md: these runs were made with --nan-grad-at-step 7, a nan the checklist calls fatal.
-    "verl_09_file_only/rlwatch_fixtures/verl_09_file_only.jsonl": ({"loss-nan"}, "a nan grad norm, made on purpose"),
-    "verl_09_file_only/console.log": ({"loss-nan"}, "a nan grad norm, made on purpose"),
-    "verl_10_console_file_tensorboard/console.log": ({"loss-nan"}, "a nan grad norm, made on purpose"),
-    "verl_10_console_file_tensorboard/rlwatch_fixtures/verl_10_console_file_tensorboard.jsonl":
-        ({"loss-nan"}, "a nan grad norm, made on purpose"),
-    "verl_10_console_file_tensorboard/tensorboard_log/rlwatch_fixtures/verl_10_console_file_tensorboard":
-        ({"loss-nan"}, "a nan grad norm, made on purpose"),
-    "verl-0.7.0/verl070_15_console_file_tensorboard/console.log": ({"loss-nan"}, "a nan grad norm, made on purpose"),
-    "verl-0.7.0/verl070_15_console_file_tensorboard/rlwatch_fixtures/verl070_15_console_file_tensorboard.jsonl":
-        ({"loss-nan"}, "a nan grad norm, made on purpose"),
-    "verl-0.7.0/verl070_15_console_file_tensorboard/tensorboard_log/rlwatch_fixtures/verl070_15_console_file_tensorboard":
-        ({"loss-nan"}, "a nan grad norm, made on purpose"),
 }
+# MANIFEST.md: these runs were made with --nan-grad-at-step 7, a nan the checklist calls fatal
+# (each read from its console, its JSONL and its TensorBoard events).
+MADE_WITH_A_NAN = [
+    "verl_09_file_only/console.log",
+    "verl_09_file_only/rlwatch_fixtures/verl_09_file_only.jsonl",
+    *(f"{run}/{reading}" for run, name in (
+        ("verl_10_console_file_tensorboard", "verl_10_console_file_tensorboard"),
+        ("verl-0.7.0/verl070_15_console_file_tensorboard", "verl070_15_console_file_tensorboard"))
+      for reading in ("console.log", f"rlwatch_fixtures/{name}.jsonl",
+                      f"tensorboard_log/rlwatch_fixtures/{name}")),
+]
+STILL_COUNTED.update({file: ({"loss-nan"}, "a nan grad norm, made on purpose") for file in MADE_WITH_A_NAN})
 HEALTHY = [(folder, sample) for folder, sample in SAMPLES
            if sample["state"] == "finished" and sample["file"] not in LIMITS]
 

@@ -17,7 +17,7 @@ from tui.rules.findings import Finding, Severity
 STATE_MARK = {Severity.CRITICAL: "✖ CRIT", Severity.WARNING: "▲ WARN", Severity.NOTE: "· note",
               None: "✓ ok"}
 # A muted finding's mark in the findings list (its level still said beside it).
-MUTED_MARK = "⊘ muted"
+MUTED_MARK = "– muted"
 
 
 def active_on(findings: list[Finding], key: str | None, series: Series | None) -> list[Finding]:

@@ -43,7 +43,7 @@ class FindingsScreen(Screen[None]):
         "latest step. The line under the table is the highlighted finding in full. "
         "A note (· note) is said, never counted: a band the run has sat outside of for long, "
         "a condition that cleared, a rule that cannot apply. m mutes the highlighted finding's "
-        "rule on this run (⊘ muted: shown, not counted, remembered); m again unmutes it."
+        "rule on this run (– muted: shown, not counted, remembered); m again unmutes it."
     )
     DEFAULT_CSS = """
     FindingsScreen DataTable { height: 1fr; }
