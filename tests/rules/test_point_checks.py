@@ -81,7 +81,18 @@ def test_spike_needs_history_and_a_positive_median():
 
 
 def test_jump_between_consecutive_steps():
-    assert hits(jump, series(-0.1, 0.5, 0.45, math.nan, 0.4), {"delta": 0.5}) == [1]
+    params = {"delta": 0.5, "noise": 0.0, "window": 20}
+    assert hits(jump, series(-0.1, 0.5, 0.45, math.nan, 0.4), params) == [1]
+
+
+def test_a_jump_inside_the_metrics_own_swings_is_not_one():
+    """A loss that swings by 0.4–0.8 every step has not jumped when it moves by 0.6; one
+    that moves by 0.01 a step has."""
+    noisy = {"delta": 0.5, "noise": 3.0, "window": 10}
+    swinging = [0.0, 0.6, -0.1, 0.5, -0.3, 0.4, -0.2, 0.6, 0.0, 0.7, 0.1]
+    assert hits(jump, series(*swinging, 0.7), noisy) == []
+    calm = [0.0, 0.01, 0.0, 0.02, 0.01, 0.0, 0.01, 0.02, 0.01, 0.0, 0.01]
+    assert hits(jump, series(*calm, 0.61), noisy) == [11]
 
 
 # Each check's suspects pass: a superset of its hits on any series, from any starting point.
@@ -101,7 +112,8 @@ _PARAMS = {
     "spike": st.fixed_dictionaries({"window": st.integers(1, 8), "ratio": st.floats(1, 4),
                                     "direction": st.sampled_from(["up", "down", "both"]),
                                     "floor": st.floats(0, 1), "sustain": st.integers(1, 3)}),
-    "jump": st.fixed_dictionaries({"delta": st.floats(0, 2)}),
+    "jump": st.fixed_dictionaries({"delta": st.floats(0, 2), "noise": st.sampled_from([0.0, 3.0]),
+                                   "window": st.integers(1, 8)}),
 }
 
 

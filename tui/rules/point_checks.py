@@ -137,13 +137,20 @@ def _spike_way(value: float, middle: float, params: dict[str, Any]) -> str | Non
 
 
 def jump(values: array[float], i: int, params: dict[str, Any]) -> str | None:
-    """Changed by more than ``delta`` since the previous point."""
+    """Changed by more than ``delta`` since the previous point, and by more than ``noise`` ×
+    the metric's usual step-to-step change (when set)."""
     if i < 1:
         return None
     change = values[i] - values[i - 1]
-    if abs(change) > params["delta"]:  # false for nan
-        return f"changed by {change:+.4g} in one step (from {values[i - 1]:.4g})"
-    return None
+    if not abs(change) > params["delta"]:  # also true for nan
+        return None
+    beyond = ""
+    if params["noise"] > 0:
+        usual = _usual_change(values, i - 1, params["window"])
+        if usual is None or not abs(change) > params["noise"] * usual:
+            return None  # too early to know the noise, or within it
+        beyond = f", {abs(change) / usual:.1f}× its usual step-to-step change" if usual else ""
+    return f"changed by {change:+.4g} in one step (from {values[i - 1]:.4g}{beyond})"
 
 
 def band_suspects(values: array[float], start: int, end: int, params: dict[str, Any]) -> Iterator[int]:

@@ -45,7 +45,9 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "spike": {"window": ((int,), True, None), "ratio": (_NUMBER, True, None),
               "direction": ((str,), False, "up"), "floor": (_NUMBER, False, 0.0),
               "sustain": ((int,), False, 1)},
-    "jump": {"delta": (_NUMBER, True, None)},
+    # ``noise``/``window``: as for decline, the jump must exceed the metric's own noise.
+    "jump": {"delta": (_NUMBER, True, None), "noise": (_NUMBER, False, 0.0),
+             "window": ((int,), False, 20)},
     "nonfinite": {},
     "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None),
                  "settle": ((int,), False, SETTLE_STEPS)},

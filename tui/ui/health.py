@@ -20,6 +20,14 @@ STATE_MARK = {Severity.CRITICAL: "✖ CRIT", Severity.WARNING: "▲ WARN", Sever
 MUTED_MARK = "– muted"
 
 
+def level_style(finding: Finding) -> str:
+    """The colour a finding's mark is drawn in: red and bold for a critical, the warning
+    colour for a warning, muted for a note or a muted finding (said, not counted)."""
+    if not finding.counts:
+        return "$text-muted"
+    return "bold $error" if finding.severity == Severity.CRITICAL else "$warning"
+
+
 def active_on(findings: list[Finding], key: str | None, series: Series | None) -> list[Finding]:
     """Counted findings on ``key`` whose last hit is the series' newest step, worst first (a
     note — a band the run has long sat outside of — or a muted finding colours no panel)."""
@@ -79,9 +87,13 @@ def worst_finding(findings: list[Finding]) -> Finding | None:
 
 
 def hits_at(findings: list[Finding], step: int) -> list[Finding]:
-    """Findings with a hit at ``step`` (the rules that step broke), worst first."""
+    """Findings with a hit at ``step`` (the rules that step broke), worst first: counted
+    before muted, then critical, warning, note."""
     hits = [f for f in findings if f.hit_at(step)]
-    return sorted(hits, key=lambda f: f.severity != Severity.CRITICAL)
+    return sorted(hits, key=lambda f: (not f.counts, _LEVEL_RANK[f.severity]))
+
+
+_LEVEL_RANK = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.NOTE: 2}
 
 
 OK_QUERIES = frozenset({"ok", "✓", "✓ ok"})
