@@ -60,7 +60,7 @@ def test_muted_rules_do_not_colour_the_status_line(tmp_path):
     assert done.returncode == 0 and done.stdout.endswith(" ✓ ok\n"), done.stdout
     assert done.stdout.startswith(name)
     state = tmp_path / "state"
-    RunMutes(str(log), state / "rlwatch" / "muted").save({"entropy-low", "val-gap"})
+    RunMutes(str(log), state / "rlwatch" / "muted").save({"entropy-low": 30, "val-gap": 30})
     assert status(tmp_path, str(log), XDG_STATE_HOME=str(state)).returncode == 0
 
 

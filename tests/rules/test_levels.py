@@ -106,9 +106,22 @@ def test_where_the_config_puts_the_kl_in_the_reward_the_kl_band_is_not_judged():
 
 def test_muted_findings_are_shown_and_not_counted():
     points = [{"timing_s/step": 100.0}] * 20 + [{"timing_s/step": 10000.0}]
-    (slow,) = judged(run_of(points), muted={"step-time"})["step-time"]
+    (slow,) = judged(run_of(points), muted={"step-time": None})["step-time"]
     assert slow.muted and slow.severity == "warning" and not slow.counts
     assert worst_severity([slow]) is None and slow.said().endswith("(muted)")
+
+
+def test_an_acknowledged_event_stands_again_when_it_happens_again():
+    """Muted at step 21 (the dashboard's m): that slow step is acknowledged, the next is news."""
+    calm, slow = [{"timing_s/step": 100.0}] * 20, [{"timing_s/step": 10000.0}]
+    (once,) = judged(run_of(calm + slow + calm), muted={"step-time": 21})["step-time"]
+    assert once.muted
+    (again,) = judged(run_of(calm + slow + calm + slow), muted={"step-time": 21})["step-time"]
+    assert not again.muted and again.counts and again.last_step == 42
+    # A condition muted stays muted while it goes on (every step is a new hit).
+    out = [{"actor/entropy": 0.5}] * 30 + [{"actor/entropy": 0.05}] * 5
+    (low,) = judged(run_of(out), muted={"entropy-low": 31})["entropy-low"]
+    assert low.muted and low.last_step == 35
 
 
 def test_a_rule_file_and_the_command_line_mute_rules():

@@ -114,11 +114,12 @@ def _judges(*kinds: str) -> Callable[[Judge], Judge]:
 class RuleEngine:
     """Holds the enabled rules and what each has judged so far."""
 
-    def __init__(self, rules: list[RuleSpec], muted: Collection[str] = ()) -> None:
+    def __init__(self, rules: list[RuleSpec], muted: Mapping[str, int | None] | None = None) -> None:
         self.rules = [rule for rule in rules if rule.enabled]
-        # Rules the user muted for this run (the dashboard's key), beside those muted in
-        # every run (``RuleSpec.muted``).
-        self.muted: set[str] = set(muted)
+        # Rules the user muted on this run (the dashboard's key), beside those muted in every
+        # run (``RuleSpec.muted``): rule id → the step up to which its events are acknowledged
+        # (None: all of them). A later event of the rule stands again; a condition stays muted.
+        self.muted: dict[str, int | None] = dict(muted or {})
         self._progress: dict[tuple[str, str], _Progress] = {}
         # (rule, key) → (series, its rewrites, points checked, the value every one had; None
         # once two differed): a metric exactly 0 at every step (constant by construction: a
@@ -152,10 +153,19 @@ class RuleEngine:
                 # (a finding with no hit is a rule's note that it did not judge)
                 if rule.kind in CONDITION_KINDS and rule.severity == Severity.WARNING and finding.count:
                     self._settle(rule, finding, model)
-                finding.muted = rule.muted or rule.id in self.muted
+                finding.muted = rule.muted or self._acknowledged(rule, finding)
             findings += judged
         findings.sort(key=lambda f: _LEVEL_ORDER[f.severity])
         return findings
+
+    def _acknowledged(self, rule: RuleSpec, finding: Finding) -> bool:
+        """Whether the user muted ``finding`` on this run: its rule, and for an event, every
+        hit up to the step it was muted at."""
+        if rule.id not in self.muted:
+            return False
+        upto = self.muted[rule.id]
+        return (upto is None or rule.kind in CONDITION_KINDS or finding.last_step is None
+                or finding.last_step <= upto)
 
     def _settle(self, rule: RuleSpec, finding: Finding, model: RunModel) -> None:
         """A condition's warning, or a note: cleared since its last hit, or (a band) standing."""

@@ -94,7 +94,7 @@ class RunSession:
         self.accelerators = AcceleratorHistory()
         self.mutes = mutes
         self.engine = RuleEngine(rules if rules is not None else load_rules(),
-                                 mutes.load() if mutes is not None else ())
+                                 mutes.load() if mutes is not None else None)
         self.findings: list[Finding] = []
         self.folder: RunFolder | None = folder_for(source, run_dir)
         self.gpu_hosts = gpu_hosts
@@ -216,11 +216,17 @@ class RunSession:
         return self.findings
 
     def toggle_mute(self, rule: str) -> bool:
-        """Mute ``rule`` on this run, or unmute it where it was; kept for the next time
-        (an OSError says it could not be kept; it holds for this session all the same).
-        Returns whether it is muted now."""
-        muted = rule not in self.engine.muted
-        (self.engine.muted.add if muted else self.engine.muted.discard)(rule)
+        """Mute ``rule``'s findings on this run as they stand (a later event of it stands
+        again), or unmute them where they are muted; kept for the next time (an OSError says
+        it could not be kept; it holds for this session all the same). Returns whether
+        they are muted now."""
+        own = [finding for finding in self.findings if finding.rule == rule]
+        muted = not any(finding.muted for finding in own)
+        if muted:
+            steps = [finding.last_step for finding in own if finding.last_step is not None]
+            self.engine.muted[rule] = max(steps, default=None)
+        else:
+            self.engine.muted.pop(rule, None)
         if self.mutes is not None:
             self.mutes.save(self.engine.muted)
         return muted

@@ -50,7 +50,7 @@ async def test_m_mutes_a_finding_for_this_run_and_m_again_unmutes_it(tmp_path):
         await wait_for(pilot, lambda: rows(app)["val-gap"] == "– muted", "the second muted mark")
         await pilot.press("escape")
         await wait_for(pilot, lambda: "all rules hold" in header_text(app), "a quiet header")
-    assert RunMutes(str(log), state).load() == {"entropy-low", "val-gap"}
+    assert RunMutes(str(log), state).load() == {"entropy-low": 30, "val-gap": 30}
 
     again = app_on(log, state)  # opened again: the run's mutes are remembered
     async with again.run_test(size=(120, 30)) as pilot:
@@ -60,14 +60,16 @@ async def test_m_mutes_a_finding_for_this_run_and_m_again_unmutes_it(tmp_path):
         await wait_for(pilot, lambda: rows(again)["entropy-low"] == "▲ WARN", "unmuted")
         await pilot.press("escape")
         await wait_for(pilot, lambda: "1 warning" in header_text(again), "one warning back")
-    assert RunMutes(str(log), state).load() == {"val-gap"}
+    assert RunMutes(str(log), state).load() == {"val-gap": 30}
     # Another run's mutes are its own.
-    assert RunMutes(str(tmp_path / "other.log"), state).load() == set()
+    assert RunMutes(str(tmp_path / "other.log"), state).load() == {}
 
 
 def test_an_unreadable_mute_file_mutes_nothing(tmp_path):
     mutes = RunMutes("run", tmp_path)
     mutes.path.write_text("{not json")
-    assert mutes.load() == set()
-    mutes.path.write_text('{"muted": ["kl-high", 3]}')
-    assert mutes.load() == {"kl-high"}
+    assert mutes.load() == {}
+    mutes.path.write_text('{"muted": ["kl-high"]}')
+    assert mutes.load() == {}
+    mutes.path.write_text('{"muted": {"kl-high": null, "step-time": 160, "x": "y", "z": true}}')
+    assert mutes.load() == {"kl-high": None, "step-time": 160}
