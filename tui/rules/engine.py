@@ -8,7 +8,7 @@ rewritten (a re-printed step) or replaced (the log was truncated).
 Then each finding gets its level (docs/verdict.md). A rule is a warning or a
 critical; a warning about a *condition* (``CONDITION_KINDS``: a metric outside
 its band, a reward falling) is a note once the condition has cleared, and a
-band's is a note once the run has sat outside it for long (``standing_since``):
+band's is a note once the run has sat outside it for long (``tui.rules.standing``):
 a property of the run, said once with the step it began. A warning about an
 *event* (a step 100× the others, a length surge, an error the run survived)
 stands until the user mutes it. A rule that cannot apply to this run (its
