@@ -227,3 +227,53 @@ def test_a_log_with_the_same_lead_on_every_line_is_judged_as_the_plain_one(relay
         if relayed != plain:
             differ.append((sample["file"], plain, relayed))
     assert not differ, differ
+
+
+# Healthy whole runs (the reader's "finished") whose verdict still counts a finding, and why
+# each is real; every other healthy whole run must read healthy (no warning, no critical:
+# what it sat outside of for long, what cleared and what cannot apply are notes).
+STILL_COUNTED = {
+    "ray_06_unhandled_errors_then_finished.log":
+        ({"errors"}, "Ray printed a task's unhandled error mid-run and the run went on: an event, "
+                     "standing until the user mutes it"),
+    "ray-2.46-verl-0.4.1/ray_06_unhandled_errors_then_finished.log": ({"errors"}, "the same, Ray 2.46"),
+    "grpo_finished.log": ({"step-time"}, "steps 15–20 took 6.4× the recent median: an event"),
+    "grpo_finished_unbuffered.log": ({"step-time"}, "the same run, the same slow steps"),
+    "rloo_finished.log": ({"step-time"}, "steps far slower than the recent median: an event"),
+    "grpo_nan_reward.log": ({"step-time"}, "steps far slower than the recent median: an event"),
+    "grpo_eval_steps_finished.log":
+        ({"val-falling"}, "the last evaluation fell from the one before: a condition still true at the end"),
+    "verl_13_env_paths_file_tensorboard/console.log":
+        ({"val-falling"}, "the last validation fell 0.625 → 0.375: a condition still true at the end"),
+    "verl_13_env_paths_file_tensorboard/run1_metrics.jsonl": ({"val-falling"}, "the same run's JSONL"),
+    "verl_13_env_paths_file_tensorboard/tb/run1": ({"val-falling"}, "the same run's events"),
+}
+# MANIFEST.md: these runs were made with --nan-grad-at-step 7, a nan the checklist calls fatal
+# (each read from its console, its JSONL and its TensorBoard events).
+MADE_WITH_A_NAN = [
+    "verl_09_file_only/console.log",
+    "verl_09_file_only/rlwatch_fixtures/verl_09_file_only.jsonl",
+    *(f"{run}/{reading}" for run, name in (
+        ("verl_10_console_file_tensorboard", "verl_10_console_file_tensorboard"),
+        ("verl-0.7.0/verl070_15_console_file_tensorboard", "verl070_15_console_file_tensorboard"))
+      for reading in ("console.log", f"rlwatch_fixtures/{name}.jsonl",
+                      f"tensorboard_log/rlwatch_fixtures/{name}")),
+]
+STILL_COUNTED.update({file: ({"loss-nan"}, "a nan grad norm, made on purpose") for file in MADE_WITH_A_NAN})
+HEALTHY = [(folder, sample) for folder, sample in SAMPLES
+           if sample["state"] == "finished" and sample["file"] not in LIMITS]
+
+
+@pytest.mark.parametrize(("folder", "sample"), HEALTHY,
+                         ids=[f"{folder.name}/{sample['file']}" for folder, sample in HEALTHY])
+def test_a_healthy_whole_run_reads_healthy(folder: Path, sample: dict, tmp_path: Path):
+    top = sample["file"].split("/")[0]
+    if (folder / top).is_dir():
+        shutil.copytree(folder / top, tmp_path / top, copy_function=shutil.copy)
+    else:
+        shutil.copy(folder / top, tmp_path / top)
+    session = asyncio.run(judged(str(tmp_path / sample["file"]), None, False, load_rules()))
+    counted = {f.rule for f in session.findings if f.counts and f.rule != "stalled"}
+    # (stalled: a file logger's output says no end, and its copy's age is not the run's)
+    assert counted == STILL_COUNTED.get(sample["file"], (set(), ""))[0], \
+        [(f.rule, f.severity, f.said()) for f in session.findings if f.counts]

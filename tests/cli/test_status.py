@@ -17,6 +17,7 @@ from tui.cli.status_state import MIN_CONTEXT_STEPS, cache_path
 from tui.cli.targets import OpenedTarget
 from tui.parsers.log_scanner import NEEDLES
 from tui.rules.rule_file import load_rules
+from tui.session.run_mutes import RunMutes
 from tui.sources.base import Data
 from tui.sources.local_file import LocalFile
 from tui.ui.format import format_number
@@ -46,6 +47,21 @@ def test_one_line_with_run_step_reward_and_state_and_checks_exit_codes(tmp_path)
     done = status(tmp_path, str(log))
     assert done.stdout == f"{name} 31/200 reward {reward_of(nan_line)} ✖ CRIT loss-nan\n"
     assert done.returncode == 2
+
+
+def test_muted_rules_do_not_colour_the_status_line(tmp_path):
+    """032's first 30 steps warn (the entropy left its band at step 21; the train reward is
+    21% above validation). Muted with --mute, or in the dashboard (kept in the user's state
+    directory), they are not counted; the KL and clip fraction are notes all along."""
+    log, _ = healthy_then_nan(tmp_path)
+    name = f"{tmp_path.name}/grpo"
+    assert status(tmp_path, str(log)).returncode == 1
+    done = status(tmp_path, str(log), "--mute", "entropy-low,val-gap")
+    assert done.returncode == 0 and done.stdout.endswith(" ✓ ok\n"), done.stdout
+    assert done.stdout.startswith(name)
+    state = tmp_path / "state"
+    RunMutes(str(log), state / "rlwatch" / "muted").save({"entropy-low": 30, "val-gap": 30})
+    assert status(tmp_path, str(log), XDG_STATE_HOME=str(state)).returncode == 0
 
 
 def test_a_run_directory_is_searched_like_everywhere_else(tmp_path):

@@ -126,7 +126,7 @@ def test_panels_values_and_states_in_each_terminal(tmp_path, term, colorterm, de
         assert_panels_intact(lines, 2, 80)
         assert format_number(metric(last, "critic/score/mean")) in screen
         assert format_number(metric(last, "actor/kl_loss")) in screen
-        assert "▲ WARN kl-high" in screen and "warnings" in screen
+        assert "▲ WARN entropy-low" in screen and "warnings" in screen  # the KL: a note by step 30
         assert "q Quit" in screen  # the footer made it onto an 80x24 screen
         colours = colour_codes(tmux.screen(colours=True))
         eight_bit = [c for c in colours if c[1:2] == ("5",)]
@@ -205,7 +205,7 @@ def test_ascii_mode_draws_only_ascii(tmp_path, how):
                      and text.splitlines(), 20, "the dashboard in ASCII")
         screen = "\n".join(lines)
         assert screen.isascii(), [line for line in lines if not line.isascii()]
-        assert "! WARN kl-high" in screen
+        assert "! WARN entropy-low" in screen
         assert_panels_intact(lines, 2, 80)
         assert re.search(r"#=+ actor/pg_loss =#", screen)  # the critical panel's heavy border
         poll(lambda: "X CRIT loss-nan" in tmux.display("#{pane_title}"), 5, "the title in ASCII")

@@ -54,7 +54,12 @@ def test_stability_and_resource_numbers(prefix, loss, entropy, kl, grad, step_ti
     if kl:
         values = raw_values(prefix, kl)
         assert found["KL loss mean"]["value"] == pytest.approx(statistics.fmean(values))
-        assert found["KL loss max"]["value"] == max(values) and found["KL loss max"]["passed"] is False
+        assert found["KL loss max"]["value"] == max(values)
+        # 032's KL is above the checklist's band from step 11 to its end: the rules say so
+        # once, as a note, and the report neither passes nor fails the run on it.
+        assert found["KL loss mean"]["passed"] is found["KL loss max"]["passed"] is None
+        text = rlwatch("report", str(verl_log(prefix))).stdout
+        assert "[FAIL] KL" not in text and "Not judged here: kl-high is a note" in text
 
 
 def test_final_validation_against_the_target():

@@ -29,12 +29,24 @@ def test_nonfinite():
 
 
 def test_decline_needs_consecutive_moves_larger_than_the_minimum():
-    params = {"steps": 3, "direction": "down", "min_change": 0.0}
+    params = {"steps": 3, "direction": "down", "min_change": 0.0, "noise": 0.0, "window": 20}
     assert hits(decline, series(5, 4, 3, 2, 2, 1), params) == [3]
-    rising = {"steps": 2, "direction": "up", "min_change": 0.0}
+    rising = {"steps": 2, "direction": "up", "min_change": 0.0, "noise": 0.0, "window": 20}
     assert hits(decline, series(1, 2, 3, 3), rising) == [2]
-    one_drop = {"steps": 1, "direction": "down", "min_change": 0.05}
+    one_drop = {"steps": 1, "direction": "down", "min_change": 0.05, "noise": 0.0, "window": 20}
     assert hits(decline, series(0.7, 0.5, 0.48, 0.6), one_drop) == [1]
+
+
+def test_a_decline_inside_the_metrics_own_noise_is_not_one():
+    """032's reward at steps 1071–1073: 0.978 → 0.972 → 0.969 → 0.963, three falls of under
+    0.01 in a reward that moves about 0.01 a step: noise, not a reward falling."""
+    noisy = {"steps": 3, "direction": "down", "min_change": 0.0, "noise": 2.0, "window": 10}
+    history = [0.97, 0.98, 0.965, 0.975, 0.985, 0.97, 0.98, 0.965, 0.975, 0.98]
+    assert hits(decline, series(*history, 0.978, 0.972, 0.969, 0.963), noisy) == []
+    # The same three falls, each ten times larger, are beyond the noise.
+    assert hits(decline, series(*history, 0.978, 0.92, 0.87, 0.8), noisy) == [12, 13]
+    # Without enough history to know the noise, nothing is said.
+    assert hits(decline, series(0.978, 0.92, 0.87, 0.8), noisy) == []
 
 
 def test_stuck_constant_and_stuck_at_zero():
@@ -69,7 +81,18 @@ def test_spike_needs_history_and_a_positive_median():
 
 
 def test_jump_between_consecutive_steps():
-    assert hits(jump, series(-0.1, 0.5, 0.45, math.nan, 0.4), {"delta": 0.5}) == [1]
+    params = {"delta": 0.5, "noise": 0.0, "window": 20}
+    assert hits(jump, series(-0.1, 0.5, 0.45, math.nan, 0.4), params) == [1]
+
+
+def test_a_jump_inside_the_metrics_own_swings_is_not_one():
+    """A loss that swings by 0.4–0.8 every step has not jumped when it moves by 0.6; one
+    that moves by 0.01 a step has."""
+    noisy = {"delta": 0.5, "noise": 3.0, "window": 10}
+    swinging = [0.0, 0.6, -0.1, 0.5, -0.3, 0.4, -0.2, 0.6, 0.0, 0.7, 0.1]
+    assert hits(jump, series(*swinging, 0.7), noisy) == []
+    calm = [0.0, 0.01, 0.0, 0.02, 0.01, 0.0, 0.01, 0.02, 0.01, 0.0, 0.01]
+    assert hits(jump, series(*calm, 0.61), noisy) == [11]
 
 
 # Each check's suspects pass: a superset of its hits on any series, from any starting point.
@@ -81,13 +104,16 @@ _PARAMS = {
     "nonfinite": st.just({}),
     "decline": st.fixed_dictionaries({"steps": st.integers(1, 4),
                                       "direction": st.sampled_from(["down", "up"]),
-                                      "min_change": st.floats(0, 1)}),
+                                      "min_change": st.floats(0, 1),
+                                      "noise": st.sampled_from([0.0, 2.0]),
+                                      "window": st.integers(1, 8)}),
     "stuck": st.fixed_dictionaries({"steps": st.integers(1, 5), "zero_only": st.booleans(),
                                     "companions": st.just([])}),
     "spike": st.fixed_dictionaries({"window": st.integers(1, 8), "ratio": st.floats(1, 4),
                                     "direction": st.sampled_from(["up", "down", "both"]),
                                     "floor": st.floats(0, 1), "sustain": st.integers(1, 3)}),
-    "jump": st.fixed_dictionaries({"delta": st.floats(0, 2)}),
+    "jump": st.fixed_dictionaries({"delta": st.floats(0, 2), "noise": st.sampled_from([0.0, 3.0]),
+                                   "window": st.integers(1, 8)}),
 }
 
 

@@ -33,7 +33,7 @@ def test_an_override_changes_only_what_it_names(tmp_path):
 def test_a_new_rule_can_be_added():
     rules = apply_overrides(load_rules(), '[[rule]]\nid = "lr-high"\nkind = "band"\nseverity = "warning"\n'
                             'metrics = ["actor/lr"]\nhigh = 1e-4\nexplain = "LR too high."\n', "mine")
-    assert rules[-1].id == "lr-high" and rules[-1].params == {"low": None, "high": 1e-4}
+    assert rules[-1].id == "lr-high" and rules[-1].params == {"low": None, "high": 1e-4, "settle": 20}
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -96,7 +96,7 @@ def test_rules_command_prints_the_active_rules(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tui", "rules", "--rules", str(override)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    assert "kl-high  [warning, band, high=0.05]" in done.stdout
+    assert "kl-high  [warning, band, high=0.05, settle=20]" in done.stdout
     # Sources by their public titles, never this project's own numbering ("seed 000").
     assert "an RL evaluation checklist for verl" in done.stdout and str(override) in done.stdout
     assert "seed" not in done.stdout.lower() and "source: 000" not in done.stdout

@@ -29,9 +29,11 @@ async def test_panels_show_state_and_the_broken_rule_and_a_critical_rings_once(t
     hook_out = tmp_path / "hook.json"
     app = dashboard_on(LocalFile(log, poll_seconds=0.05), app=RecordingApp, on_critical=f"cat >> {hook_out}")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: panel(app, "kl").state == "warning", "the KL warning")
-        assert "▲ WARN kl-high: above 0.03" in text_of(panel(app, "kl"))
-        assert panel(app, "kl").has_class("-warning")
+        # Entropy left its band at step 21: a warning; the KL, above its band from step 11
+        # on for 20 steps, is a note of the run by step 30 and colours nothing.
+        await wait_for(pilot, lambda: panel(app, "entropy").state == "warning", "the entropy warning")
+        assert "▲ WARN entropy-low: below 0.1" in text_of(panel(app, "entropy"))
+        assert panel(app, "entropy").has_class("-warning") and not panel(app, "kl").has_class("-warning")
         assert app.bells == 0 and "warning" in header_text(app)
         with open(log, "ab") as handle:
             handle.write(nan_line)

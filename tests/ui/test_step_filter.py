@@ -57,3 +57,8 @@ def test_a_severity_of_no_known_word_is_said_not_guessed():
     query = parse_query("sev:bad crit")
     assert query.problems == ("sev:bad",) and query.severities == {Severity.CRITICAL}
     assert parse_query("  ").empty and not parse_query("CRIT").empty
+
+
+def test_note_is_a_severity_word_not_free_text():
+    assert parse_query("note").severities == frozenset({Severity.NOTE})
+    assert parse_query("sev:note").severities == frozenset({Severity.NOTE})

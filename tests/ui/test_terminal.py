@@ -27,7 +27,7 @@ from tui.session.run_session import RunSession
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.glyphs import BAR_LEVELS, locale_is_utf8, to_ascii, use_ascii
-from tui.ui.health import STATE_MARK
+from tui.ui.health import MUTED_MARK, STATE_MARK
 from tui.ui.run_line import run_line, run_name, state_words
 from tui.ui.terminal import RESTORE_TITLE, SAVE_TITLE, PromptEscape, clean_title, rlwatch_driver
 
@@ -44,7 +44,8 @@ def test_every_box_drawing_and_block_character_has_a_one_cell_ascii_stand_in():
 
 
 def test_what_rlwatch_and_textual_draw_reads_in_ascii():
-    assert [to_ascii(mark) for mark in STATE_MARK.values()] == ["X CRIT", "! WARN", "+ ok"]
+    assert [to_ascii(mark) for mark in [*STATE_MARK.values(), MUTED_MARK]] == [
+        "X CRIT", "! WARN", ". note", "+ ok", "- muted"]
     assert to_ascii("▁▂▃▄▅▆▇█") == BAR_LEVELS
     assert to_ascii("╭─ KL ─╮│┃╰─╯") == "+- KL -+|#+-+"
     assert to_ascii("┏━ loss ━┓┃┗━┛") == "#= loss =###=#"  # a critical panel stays distinct

@@ -138,14 +138,15 @@ def close(one: RGB, colour: str) -> bool:
 
 
 async def rendered(name: str, tmp_path) -> tuple[RlwatchApp, list[Cell], str]:
-    """The dashboard at 80x24 in theme ``name``: KL and entropy warn, the policy loss is nan."""
+    """The dashboard at 80x24 in theme ``name``: entropy warns (it left its band at step 21;
+    the KL, above its band since step 11, is a note of the run), the policy loss is nan."""
     log, nan_line = healthy_then_nan(tmp_path)
     log.write_bytes(log.read_bytes() + nan_line)
     app = dashboard_on(LocalFile(log, poll_seconds=0.05),
                      appearance=Appearance(theme=name, themes=shipped_themes()))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: panel(app, "pg_loss").state == "critical"
-                       and panel(app, "kl").state == "warning", "a critical and a warning panel")
+                       and panel(app, "entropy").state == "warning", "a critical and a warning panel")
         await pilot.pause(0.2)
         return app, drawn(app), app.export_screenshot()
 
@@ -156,7 +157,7 @@ async def test_each_theme_colours_the_states_with_its_own_colours(name, tmp_path
     colours = theme(name)
     assert app.theme == name
     critical = [c for c in cells if c.owner == "panel-pg_loss" and c.text[0] in "┏━┃"]
-    warning = [c for c in cells if c.owner == "panel-kl" and c.text[0] in "╭─│"]
+    warning = [c for c in cells if c.owner == "panel-entropy" and c.text[0] in "╭─│"]
     assert critical and all(close(c.fg, colours.error) for c in critical)
     assert warning and all(close(c.fg, colours.warning) for c in warning)
     marks = {c.text.split()[0]: c.fg for c in cells if c.text.startswith(("✖", "▲"))}

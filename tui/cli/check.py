@@ -23,6 +23,7 @@ from tui.rules.eta import NO_ETA, eta_s, overdue_words
 from tui.rules.findings import Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.rules.run_state import RunState, run_state
+from tui.session.run_mutes import RunMutes
 from tui.session.run_session import RunSession
 from tui.sources.base import SourceError
 
@@ -43,7 +44,8 @@ async def loaded_run(target: str, log: str | None, accept_new_host_key: bool = F
     since before this module was imported (``tui.cli.head_start``)."""
     opened = head.opened if head is not None else open_target(target, log, accept_new_host_key, pool=pool)
     session = RunSession(opened.source, rules=rules, run_dir=local_run_dir(target), note=opened.note,
-                         accept_new_host_key=accept_new_host_key)
+                         accept_new_host_key=accept_new_host_key,
+                         mutes=RunMutes(opened.source.label) if rules is not None else None)
     try:
         note = await session.connect(head.connecting if head is not None else None)
         if note:
@@ -161,15 +163,17 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
             f" steps {finding.first_step}–{finding.last_step}" if finding.first_step != finding.last_step
             else f" step {finding.first_step}")
         lines.append(f"  {finding.severity.upper():<8} {finding.rule}{steps} ×{finding.count}: "
-                     f"{finding.message}")
+                     f"{finding.said()}")
     return "\n".join(lines)
 
 
 def run_check(target: str, log: str | None, as_json: bool, rules_file: str | None = None,
-              accept_new_host_key: bool = False, head: HeadStart | None = None) -> int:
-    """Entry point for ``rlwatch check``; ``head``: the run's source, already connecting."""
+              accept_new_host_key: bool = False, head: HeadStart | None = None,
+              mute: str | None = None) -> int:
+    """Entry point for ``rlwatch check``; ``head``: the run's source, already connecting;
+    ``mute``: ``--mute RULE[,RULE…]``."""
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         work = judged(target, log, accept_new_host_key, rules, head=head)
         session = head.run(work) if head is not None else asyncio.run(work)
     except (SourceError, RuleFileError) as error:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from tui.cli import exit_codes
 from tui.cli.targets import local_run_dir, open_target
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
+from tui.session.run_mutes import RunMutes
 from tui.scratch import remove_all, scratch_dir
 from tui.session.run_session import RunSession
 from tui.sources.base import LogSource, SourceError
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
                   on_critical: str | None = None, accept_new_host_key: bool = False,
                   gpu_hosts: tuple[str, ...] = (), theme: str | None = None,
-                  ascii_only: bool | None = None) -> int:
+                  ascii_only: bool | None = None, mute: str | None = None) -> int:
     """The dashboard on a log file or run directory; returns the exit status.
 
     ``theme`` and ``ascii_only`` are ``--theme`` and ``--ascii``/``--unicode``
@@ -46,11 +47,12 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
     if appearance is None:
         return exit_codes.USAGE
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         opened = open_target(target, log, accept_new_host_key)
         session = RunSession(opened.source, rules=rules, run_dir=local_run_dir(target),
                              note=opened.note, gpu_hosts=gpu_hosts,
-                             accept_new_host_key=accept_new_host_key, on_critical=on_critical)
+                             accept_new_host_key=accept_new_host_key, on_critical=on_critical,
+                             mutes=RunMutes(opened.source.label))
         return asyncio.run(_watch(session, appearance))
     except (SourceError, RuleFileError) as error:
         return _unreadable(error)

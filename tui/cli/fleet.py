@@ -26,6 +26,7 @@ from tui.rules.findings import worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.session.fleet import FleetRun
 from tui.session.parse_pool import ParsePool
+from tui.session.run_mutes import RunMutes
 from tui.session.run_session import RunSession
 from tui.sources.base import SourceError
 from tui.sources.ssh.target import parse_target
@@ -144,7 +145,7 @@ def _opener(run: Found, pool: ConnectionPool, options: RunOptions,
         session = RunSession(opened.source, rules=options.rules, run_dir=local_run_dir(target),
                              note=opened.note, accept_new_host_key=options.accept_new_host_key,
                              on_critical=options.on_critical, watch_accelerators=host not in histories,
-                             parse_pool=parse_pool)
+                             parse_pool=parse_pool, mutes=RunMutes(opened.source.label))
         session.accelerators = histories.setdefault(host, session.accelerators)
         return session
 
@@ -163,7 +164,8 @@ def _host_trouble(target: str, pool: ConnectionPool) -> Callable[[], str | None]
 
 def run_fleet(words: list[str], log: str | None, rules_file: str | None = None,
               on_critical: str | None = None, accept_new_host_key: bool = False,
-              theme: str | None = None, ascii_only: bool | None = None) -> int:
+              theme: str | None = None, ascii_only: bool | None = None,
+              mute: str | None = None) -> int:
     """The fleet screen on the runs ``words`` name; returns the exit status."""
     from tui.cli.dashboard import _appearance
 
@@ -171,7 +173,7 @@ def run_fleet(words: list[str], log: str | None, rules_file: str | None = None,
     if appearance is None:
         return 2  # argparse's status for a bad argument
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         wanted_runs(words)  # an unknown @name or a bad runs.toml: said before the screen
     except (RuleFileError, RunListError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
@@ -206,11 +208,11 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
 
 
 def run_check_fleet(words: list[str], log: str | None, as_json: bool, rules_file: str | None,
-                    accept_new_host_key: bool) -> int:
+                    accept_new_host_key: bool, mute: str | None = None) -> int:
     """``check`` on several runs: a JSON array (or each run's summary), and the worst exit
     status of them all (3 when any could not be read)."""
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         wanted_runs(words)
     except (RuleFileError, RunListError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
@@ -261,10 +263,10 @@ async def _check_one(run: Found, pool: ConnectionPool, options: RunOptions
 
 
 def run_status_fleet(words: list[str], log: str | None, rules_file: str | None,
-                     accept_new_host_key: bool) -> tuple[str, int]:
+                     accept_new_host_key: bool, mute: str | None = None) -> tuple[str, int]:
     """The fleet's status line and exit status (the worst run's)."""
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         wanted_runs(words)
     except (RuleFileError, RunListError) as error:
         return f"rlwatch: {error}", exit_codes.UNREADABLE

@@ -46,7 +46,7 @@ FLEET_TARGETS = ("a log file or run directory, local or [user@]host:path or "
                  "@NAME from ~/.config/rlwatch/runs.toml or a glob for a fleet")
 
 
-def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None:
+def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True, mute: bool = False) -> None:
     parser.add_argument("--log", metavar="FILE",
                         help="the log file to read (default: found in the run directory)")
     parser.add_argument("--accept-new-host-key", action="store_true",
@@ -56,6 +56,8 @@ def _add_log_option(parser: argparse.ArgumentParser, rules: bool = True) -> None
     _add_ssh_options(parser)
     if rules:
         _add_rules_option(parser)
+    if mute:
+        _add_mute_option(parser)
 
 
 def _add_ssh_options(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +92,12 @@ def _add_rules_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", metavar="FILE",
                         help="a rule file applied on top of the defaults and "
                              "~/.config/rlwatch/rules.toml")
+
+
+def _add_mute_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mute", metavar="RULE[,RULE…]",
+                        help="rules whose findings are shown as muted and never counted in the "
+                             "state or the exit status (`rlwatch rules` lists their ids)")
 
 
 def _add_ascii_option(parser: argparse.ArgumentParser) -> None:
@@ -146,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch = commands.add_parser("watch", help="open the dashboard on a run, or the fleet on "
                                               "several (the default command)")
     watch.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
-    _add_log_option(watch)
+    _add_log_option(watch, mute=True)
     watch.add_argument("--on-critical", metavar="CMD",
                        help="run CMD (through your shell) with each new critical finding as JSON "
                             "on stdin, e.g. to page someone or post to Slack")
@@ -159,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
     check.add_argument("--json", action="store_true",
                        help="print one JSON object (several runs: an array of them)")
-    _add_log_option(check)
+    _add_log_option(check, mute=True)
 
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
     demo.add_argument("--speed", type=float, default=8.0, metavar="STEPS_PER_S",
@@ -172,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("-o", "--output", metavar="FILE",
                         help="write Markdown (.md) or a standalone HTML page (.html)")
     report.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    _add_log_option(report)
+    _add_log_option(report, mute=True)
 
     export = commands.add_parser("export", help="write a run's metrics as TensorBoard event files")
     export.add_argument("target", metavar="PATH", help="a log file or run directory, local or [user@]host:path or ssh://[user@]host[:port]/path")
@@ -192,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
         "status", help="one short line for tmux's status-right, e.g. "
                        "set -g status-right '#(rlwatch status /runs/cola)'")
     status.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
-    _add_log_option(status)
+    _add_log_option(status, mute=True)
     _add_ascii_option(status)
     return parser
 
@@ -315,14 +323,14 @@ def _dispatch(argv: list[str] | None) -> int:
             from tui.cli.fleet import run_check_fleet
 
             return run_check_fleet(args.target, args.log, args.json, args.rules,
-                                   args.accept_new_host_key)
+                                   args.accept_new_host_key, args.mute)
         from tui.cli.head_start import begin
 
         head = begin(args.target[0], args.log, args.accept_new_host_key, "tui.cli.check")
         from tui.cli.check import run_check
 
         code = run_check(args.target[0], args.log, args.json, args.rules, args.accept_new_host_key,
-                         head)
+                         head, args.mute)
         if argv is None:  # the process's own command line: nothing runs after it
             _end_process(code)
         return code
@@ -330,7 +338,7 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.report_command import run_report
 
         return run_report(args.target, args.log, args.goal, args.output, args.json, args.rules,
-                          args.accept_new_host_key)
+                          args.accept_new_host_key, args.mute)
     if args.command == "export":
         from tui.cli.export import run_export
 
@@ -346,7 +354,8 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command == "status":
         from tui.cli.status_command import run_status
 
-        return run_status(args.target, args.log, args.rules, args.ascii, args.accept_new_host_key)
+        return run_status(args.target, args.log, args.rules, args.ascii, args.accept_new_host_key,
+                          args.mute)
     if args.command == "demo":
         from tui.cli.dashboard import run_demo
 
@@ -357,12 +366,12 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.fleet import run_fleet
 
         return run_fleet(args.target, args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, args.theme, args.ascii)
+                         args.accept_new_host_key, args.theme, args.ascii, args.mute)
     from tui.cli.dashboard import run_dashboard
 
     gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
     return run_dashboard(args.target[0], args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii)
+                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii, args.mute)
 
 
 if __name__ == "__main__":

@@ -48,10 +48,11 @@ async def _build(target: str, log: str | None, rules: list[RuleSpec], goal: floa
 
 
 def run_report(target: str, log: str | None, goal: float | None, output: str | None,
-               as_json: bool, rules_file: str | None, accept_new_host_key: bool = False) -> int:
+               as_json: bool, rules_file: str | None, accept_new_host_key: bool = False,
+               mute: str | None = None) -> int:
     """Entry point for ``rlwatch report``."""
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         report = asyncio.run(_build(target, log, rules, goal, accept_new_host_key))
     except (SourceError, RuleFileError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)

@@ -11,11 +11,13 @@ from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_pa
 def describe(rule: RuleSpec) -> str:
     """One rule as a reader wants it: id, state, kind, numbers, what it reads, why."""
     numbers = ", ".join(f"{name}={value}" for name, value in rule.params.items() if _worth_showing(value))
-    state = "" if rule.enabled else " (disabled)"
+    state = ("" if rule.enabled else " (disabled)") + (" (muted)" if rule.muted else "")
     lines = [f"{rule.id}{state}  [{rule.severity}, {rule.kind}{', ' + numbers if numbers else ''}"
              f"{f', warm-up {rule.warmup} steps' if rule.warmup else ''}]"]
     if rule.metrics:
         lines.append(f"    reads: {', '.join(rule.metrics)}")
+    for unless in rule.unless:
+        lines.append(f"    not judged where the run's config has {unless.config}={unless.equals}: {unless.why}")
     lines.append(f"    why: {rule.explain} (source: {rule.source})")
     return "\n".join(lines)
 

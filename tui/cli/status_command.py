@@ -44,6 +44,7 @@ from tui.rules.engine import RuleEngine
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.session.run_mutes import RunMutes
 from tui.session.feed import read_failure_blocks
 from tui.session.run_session import RunSession
 from tui.sources.base import Data, JobState, Lines, LogSource, SourceError
@@ -59,7 +60,8 @@ def status_cache_dir() -> Path:
 
 
 def run_status(targets: list[str], log: str | None, rules_file: str | None = None,
-               ascii_only: bool | None = None, accept_new_host_key: bool = False) -> int:
+               ascii_only: bool | None = None, accept_new_host_key: bool = False,
+               mute: str | None = None) -> int:
     """Entry point for ``rlwatch status``; ``ascii_only`` None follows the settings and locale.
     Several targets (or a group, a glob) give the fleet's line instead of a run's."""
     from tui.cli.run_list import is_fleet
@@ -68,18 +70,18 @@ def run_status(targets: list[str], log: str | None, rules_file: str | None = Non
     if is_fleet(targets):
         from tui.cli.fleet import run_status_fleet
 
-        line, status = run_status_fleet(targets, log, rules_file, accept_new_host_key)
+        line, status = run_status_fleet(targets, log, rules_file, accept_new_host_key, mute)
     else:
-        line, status = _one_run(targets[0], log, rules_file, accept_new_host_key)
+        line, status = _one_run(targets[0], log, rules_file, accept_new_host_key, mute)
     line = safe_text(line)  # the run's name is a (remote) file name, the rest may quote the log
     print(to_ascii(line) if ascii_only else line)
     return status
 
 
 def _one_run(target: str, log: str | None, rules_file: str | None,
-             accept_new_host_key: bool) -> tuple[str, int]:
+             accept_new_host_key: bool, mute: str | None = None) -> tuple[str, int]:
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         opened = open_target(target, log, accept_new_host_key)
         line, worst = asyncio.run(status_line(opened, rules, status_cache_dir()))
         return line, exit_codes.for_worst(worst)
@@ -117,7 +119,8 @@ async def status_judged(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: 
     reason = not_a_training_log(model)
     if reason is not None:  # random bytes, an empty file: what check refuses, status refuses
         raise SourceError(reason)
-    return model, RuleEngine(rules).evaluate(model, now)
+    # The rules the user muted on this run in the dashboard are muted here too.
+    return model, RuleEngine(rules, RunMutes(source.label).load()).evaluate(model, now)
 
 
 async def _logger_run(source: LogSource, rules: list[RuleSpec]) -> tuple[RunModel, list[Finding]]:

@@ -84,7 +84,7 @@ def to_text(report: Report) -> str:
             lines.append(f"         {check.why}")
         lines.append("")
     lines.append(f"Findings over the whole run ({len(report.findings)})")
-    lines += [f"  {f.severity.upper():<8} {f.rule} ×{f.count}: {f.message}" for f in report.findings]
+    lines += [f"  {f.severity.upper():<8} {f.rule} ×{f.count}: {f.said()}" for f in report.findings]
     lines += ["", *_charts(report), ""]
     lines.append(f"Validation samples ({len(report.samples)} shown)")
     for sample in report.samples:
@@ -115,7 +115,7 @@ def to_markdown(report: Report) -> str:
                 f"{_md_cell(c.expectation)} | {_md_cell(c.why)} |" for c in checks]
         out.append("")
     out += [f"## Findings ({len(report.findings)})", ""]
-    out += [f"- **{f.severity}** `{f.rule}` ×{f.count}: {_md_cell(f.message)}" for f in report.findings]
+    out += [f"- **{f.severity}** `{f.rule}` ×{f.count}: {_md_cell(f.said())}" for f in report.findings]
     out += ["", "## Curves", ""] + [_fence(chart) + "\n" for chart in _charts(report)]
     out += [f"## Validation samples ({len(report.samples)})", ""]
     out += [_fence("\n".join(_sample_lines(s))) + "\n" for s in report.samples]
@@ -141,7 +141,7 @@ def to_html(report: Report) -> str:
                   for c in checks]
         parts.append("</table>")
     parts.append(f"<h2>Findings ({len(report.findings)})</h2><ul>")
-    parts += [f"<li><b>{esc(f.severity)}</b> {esc(f.rule)} ×{f.count}: {esc(f.message)}</li>"
+    parts += [f"<li><b>{esc(f.severity)}</b> {esc(f.rule)} ×{f.count}: {esc(f.said())}</li>"
               for f in report.findings]
     parts.append("</ul><h2>Curves</h2>")
     parts += [f"<pre>{esc(chart)}</pre>" for chart in _charts(report)]

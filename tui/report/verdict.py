@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tui.model.aliases import (
     ENTROPY,
@@ -26,7 +26,7 @@ from tui.model.run_model import RunModel
 from tui.model.series import Series
 from tui.parsers.records import Sample
 from tui.rules.engine import matching_keys
-from tui.rules.findings import Finding
+from tui.rules.findings import Finding, Severity
 from tui.rules.run_state import run_state
 
 VALIDATION_PATTERNS = ("val-core/*/mean@*", "val/test_score/*", "test_score/*")
@@ -94,7 +94,7 @@ def build_report(model: RunModel, findings: list[Finding], samples: list[Sample]
     report = Report(model.log, model.last_step, model.total_steps, model.finished,
                     run_state(model, findings).value, findings=findings)
     report.task = _task(model, samples, target, rollout_scores)
-    report.stability = _stability(model)
+    report.stability = _stability(model, findings)
     report.resources = _resources(model) + _utilisation(utilisation)
     report.samples = samples[:SHOWN_SAMPLES]
     worst = [(s.score, s) for s in samples if s.score is not None and s.score < WORST_SCORE]
@@ -141,25 +141,39 @@ def _task(model: RunModel, samples: list[Sample], target: float | None,
     return checks
 
 
-def _stability(model: RunModel) -> list[Check]:
+def _stability(model: RunModel, findings: list[Finding]) -> list[Check]:
+    """The end-of-training stability checks. The KL's are not passed or failed where the
+    rules made their KL band a note: a band this run sat outside of from its first steps
+    (a property of the run, said once in the findings) or one its config says cannot mean
+    what the checklist means (the KL in the reward)."""
     loss, _ = model.series_for(POLICY_LOSS)
     entropy, _ = model.series_for(ENTROPY)
     kl, _ = model.series_for(KL)
     grad, _ = model.series_for(GRAD_NORM)
     loss_mean, kl_mean, kl_values, grad_mean = _mean(loss), _mean(kl), _finite(kl), _mean(grad)
+    kl_note = next((f for f in findings if f.rule == "kl-high" and f.severity == Severity.NOTE
+                    and (f.since is not None or not f.count)), None)
     return [
         Check("policy loss mean", loss_mean, "within ±0.05", _within(loss_mean, -0.05, 0.05),
               "The policy loss settles near 0 (±0.05) when updates have converged."),
         Check("final entropy", _last(entropy), "0.2–0.5", _within(_last(entropy), 0.2, 0.5),
               "Entropy ends between 0.2 and 0.5 — exploring and exploiting in balance."),
-        Check("KL loss mean", kl_mean, "0.005–0.02", _within(kl_mean, 0.005, 0.02),
-              "A KL mean in 0.005–0.02 means updates stayed controlled."),
-        Check("KL loss max", max(kl_values) if kl_values else None, "never above 0.03",
-              None if not kl_values else max(kl_values) <= 0.03,
-              "KL above 0.03 at any step risks a collapse of the update."),
+        _kl_noted(Check("KL loss mean", kl_mean, "0.005–0.02", _within(kl_mean, 0.005, 0.02),
+                        "A KL mean in 0.005–0.02 means updates stayed controlled."), kl_note),
+        _kl_noted(Check("KL loss max", max(kl_values) if kl_values else None, "never above 0.03",
+                        None if not kl_values else max(kl_values) <= 0.03,
+                        "KL above 0.03 at any step risks a collapse of the update."), kl_note),
         Check("grad norm mean", grad_mean, "< 0.8", None if grad_mean is None else grad_mean < 0.8,
               "A grad-norm mean under 0.8 means training stayed stable."),
     ]
+
+
+def _kl_noted(check: Check, note: Finding | None) -> Check:
+    """``check`` neither passed nor failed, with the rules' note as why, where there is one."""
+    if note is None or check.passed is None:
+        return check
+    return replace(check, passed=None, why=f"{check.why} Not judged here: {note.rule} is a note "
+                                           f"({note.note}).")
 
 
 def _utilisation(readings: list[float] | None) -> list[Check]:

@@ -4,6 +4,16 @@ A week-long run reaches 100,000 steps; judging every series from the start on
 every new step would cost seconds. Each (rule, metric) pair remembers how far
 it has judged and only looks at new points, starting over when the series was
 rewritten (a re-printed step) or replaced (the log was truncated).
+
+Then each finding gets its level (docs/verdict.md). A rule is a warning or a
+critical; a warning about a *condition* (``CONDITION_KINDS``: a metric outside
+its band, a reward falling) is a note once the condition has cleared, and a
+band's is a note once the run has sat outside it for long (``tui.rules.standing``):
+a property of the run, said once with the step it began. A warning about an
+*event* (a step 100× the others, a length surge, an error the run survived)
+stands until the user mutes it. A rule that cannot apply to this run (its
+printed config says so, or its metric is constant by construction) is not
+judged, and a note says why.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ import fnmatch
 import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from bisect import bisect_right
 from dataclasses import dataclass
 import statistics
 from statistics import median
@@ -27,8 +38,19 @@ from tui.parsers.records import JobOutcome
 from tui.rules.crash import also_lines, behind_rank, judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
-from tui.rules.rule_file import RuleSpec
+from tui.rules.rule_file import RuleSpec, Unless
+from tui.rules.standing import Standing
 
+
+# Rule kinds that judge a condition of the run now (it clears when the condition does);
+# the others judge events, which stand until muted.
+CONDITION_KINDS = frozenset({"band", "decline", "stuck", "relation"})
+# A band the run has been outside of at this share of its judged points (or more), from
+# the step it left it, over at least the rule's ``settle`` steps or from its first judged
+# step on: a property of the run (a metric that lives at the band's edge is outside half
+# the time; 033's grad norm is above 1.0 at 591 of its 1,104 steps).
+STANDING_SHARE = 0.5
+_LEVEL_ORDER = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.NOTE: 2}
 
 # Points of a series judged between looks at the clock (a budgeted judging of a
 # 100,000-step run stops within a few milliseconds of its deadline).
@@ -92,9 +114,19 @@ def _judges(*kinds: str) -> Callable[[Judge], Judge]:
 class RuleEngine:
     """Holds the enabled rules and what each has judged so far."""
 
-    def __init__(self, rules: list[RuleSpec]) -> None:
+    def __init__(self, rules: list[RuleSpec], muted: Mapping[str, int | None] | None = None) -> None:
         self.rules = [rule for rule in rules if rule.enabled]
+        # Rules the user muted on this run (the dashboard's key), beside those muted in every
+        # run (``RuleSpec.muted``): rule id → the step up to which its events are acknowledged
+        # (None: all of them). A later event of the rule stands again; a condition stays muted.
+        self.muted: dict[str, int | None] = dict(muted or {})
         self._progress: dict[tuple[str, str], _Progress] = {}
+        # (rule, key) → (series, its rewrites, points checked, the value every one had; None
+        # once two differed): a metric exactly 0 at every step (constant by construction: a
+        # clip fraction of an on-policy update) is not judged against a band.
+        self._constant: dict[tuple[str, str], tuple[Series, int, int, float | None]] = {}
+        # (rule, key) → (the finding, since when its band has stood broken), kept up as steps come.
+        self._standing: dict[tuple[str, str], tuple[Finding, Standing]] = {}
         # True when the last evaluate ran out of its time budget before judging
         # every point: call again (the work done so far is kept).
         self.behind = False
@@ -113,9 +145,72 @@ class RuleEngine:
         deadline = None if budget_s is None else time.monotonic() + budget_s
         self.behind = False
         judging = _Judging(model, now, deadline, accelerators)
-        findings = [finding for rule in self.rules for finding in JUDGES[rule.kind](self, rule, judging)]
-        findings.sort(key=lambda f: f.severity != Severity.CRITICAL)
+        findings = []
+        for rule in self.rules:
+            unless = _not_applicable(rule, model)
+            judged = [_inapplicable(rule, *unless)] if unless else JUDGES[rule.kind](self, rule, judging)
+            for finding in judged:
+                # (a finding with no hit is a rule's note that it did not judge)
+                if rule.kind in CONDITION_KINDS and rule.severity == Severity.WARNING and finding.count:
+                    self._settle(rule, finding, model)
+                finding.muted = rule.muted or self._acknowledged(rule, finding)
+            findings += judged
+        findings.sort(key=lambda f: _LEVEL_ORDER[f.severity])
         return findings
+
+    def _acknowledged(self, rule: RuleSpec, finding: Finding) -> bool:
+        """Whether the user muted ``finding`` on this run: its rule, and for an event, every
+        hit up to the step it was muted at."""
+        if rule.id not in self.muted:
+            return False
+        upto = self.muted[rule.id]
+        return (upto is None or rule.kind in CONDITION_KINDS or finding.last_step is None
+                or finding.last_step <= upto)
+
+    def _settle(self, rule: RuleSpec, finding: Finding, model: RunModel) -> None:
+        """A condition's warning, or a note: cleared since its last hit, or (a band) standing."""
+        finding.severity, finding.note, finding.since = rule.severity, "", None
+        key = finding.metric
+        series = model.series.get(key) if key is not None else None
+        if key is None or series is None or finding.last_step is None:
+            return
+        progress = self._progress.get((rule.id, key))
+        judged = progress.done if progress is not None and progress.series is series else len(series)
+        if judged == 0:
+            return
+        latest = series.steps[judged - 1]
+        if finding.last_step < latest:
+            cleared = series.steps[bisect_right(series.steps, finding.last_step, 0, judged)]
+            finding.severity, finding.note = Severity.NOTE, f"cleared: no longer so from step {cleared}"
+            return
+        if rule.kind not in ("band", "relation"):
+            return
+        state = self._standing.get((rule.id, key))
+        if state is None or state[0] is not finding or state[1].points > judged:
+            state = (finding, Standing(STANDING_SHARE))
+            self._standing[(rule.id, key)] = state
+        standing = state[1]
+        standing.catch_up(finding.steps, series.steps, judged)
+        stood = standing.since()
+        if stood is None:
+            return
+        since, hits, points, point = stood
+        # Long enough, or from the rule's first judged point on (never inside the band: no change).
+        if latest - since + 1 >= rule.params["settle"] or point <= rule.warmup:
+            finding.severity, finding.since = Severity.NOTE, since
+            finding.note = (f"true at {hits:,} of the {points:,} judged steps since step {since}: "
+                            "a property of this run, not news")
+
+    def constant_value(self, rule: RuleSpec, key: str, series: Series) -> float | None:
+        """The value every point of ``series`` has (None: it varies, or has under two points)."""
+        cached = self._constant.get((rule.id, key))
+        if cached is None or cached[0] is not series or cached[1] != series.rewrites or cached[2] > len(series):
+            cached = (series, series.rewrites, 0, series.values[0] if len(series) else None)
+        _, rewrites, checked, value = cached
+        if value is not None and any(v != value for v in series.values[checked:]):
+            value = None
+        self._constant[(rule.id, key)] = (series, rewrites, len(series), value)
+        return value if len(series) > 1 else None
 
     def step_seconds_of(self, model: RunModel) -> float | None:
         """``step_seconds``, worked out again only when the step-time series has changed."""
@@ -162,6 +257,25 @@ class RuleEngine:
                                           reason)
         progress.done = max(progress.done, end)
         return progress.finding
+
+
+def _not_applicable(rule: RuleSpec, model: RunModel) -> tuple[Unless, str] | None:
+    """The first of the rule's ``unless`` settings the run's printed config has, and its value."""
+    config = model.config
+    if config is None:
+        return None
+    for unless in rule.unless:
+        value = config.values.get(unless.config)
+        if value is not None and value.strip().strip("'\"").lower() == unless.equals.lower():
+            return unless, value
+    return None
+
+
+def _inapplicable(rule: RuleSpec, unless: Unless, value: str) -> Finding:
+    """The note of a rule the run's config says cannot apply."""
+    finding = Finding(rule.id, Severity.NOTE)
+    finding.note = f"not judged: {unless.why} (the run's config: {unless.config}={value})"
+    return finding
 
 
 def _companions_agree(companions: Sequence[Series | None], step: int) -> bool:
@@ -269,10 +383,14 @@ def _incidents(rule: RuleSpec, model: RunModel) -> list[Finding]:
     judged = judge_failures(model, frozenset(rule.params["kinds"]))
     if rule.params["survived"]:
         findings = []
-        for failures, where in ((judged.survived, "the run went on"),
-                                (judged.after_end, "after the run printed its end")):
-            if failures:
-                findings.append(_grouped(rule, failures, where))
+        if judged.survived:
+            findings.append(_grouped(rule, judged.survived, "the run went on"))
+        if judged.after_end:
+            # Printed after the run's own end (Ray tearing its workers down): the run's work
+            # was done; said, not counted.
+            teardown = _grouped(rule, judged.after_end, "after the run printed its end")
+            teardown.severity, teardown.note = Severity.NOTE, "after the run's end: its teardown, not its work"
+            findings.append(teardown)
         return findings
     cause = judged.cause
     if cause is None:
@@ -347,7 +465,15 @@ def _accelerators(rule: RuleSpec, history: AcceleratorHistory, step: int | None)
 def _first_alias(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> list[Finding]:
     """A point check on the concept's series: the first of its aliases the run logged."""
     key = first_key(rule.metrics, judging.model.series, rule.skip_zero)
-    finding = None if key is None else engine.judge_series(rule, key, judging.model, judging.deadline)
+    if key is None:
+        return []
+    series = judging.model.series[key]
+    if rule.kind == "band" and len(series) > rule.warmup and engine.constant_value(rule, key, series) == 0:
+        constant = Finding(rule.id, Severity.NOTE, key)
+        constant.note = (f"not judged: {key} is exactly 0 at all {len(series):,} steps, "
+                         "constant by construction, so the band does not apply")
+        return [constant]
+    finding = engine.judge_series(rule, key, judging.model, judging.deadline)
     return [finding] if finding is not None else []
 
 

@@ -11,8 +11,15 @@ from tui.parsers.records import Where
 from tui.parsers.values import format_value
 
 class Severity(str, Enum):
-    """How bad a finding is. The values are the words ``check --json`` and the rule files use."""
+    """How bad a finding is. The values are the words ``check --json`` and the rule files use.
 
+    A rule is a warning or a critical; the engine says a finding of a warning rule is a
+    ``NOTE`` where it is no news: a checklist band the run has sat outside of for long (a
+    property of this run), a condition that has cleared, a band that cannot apply to this
+    run. A note is shown, never counted (see ``Finding.counts``).
+    """
+
+    NOTE = "note"
     WARNING = "warning"
     CRITICAL = "critical"
 
@@ -53,6 +60,17 @@ class Finding:
     # order), so the steps table and the step detail can tell which rules a
     # given step broke; 8 bytes a hit.
     steps: array[int] = field(default_factory=lambda: array("q"), init=False, repr=False, compare=False)
+    # Why the engine made this a note, and the step the standing condition began (if any).
+    note: str = field(default="", init=False, compare=False)
+    since: int | None = field(default=None, init=False, compare=False)
+    # The user acknowledged the finding (the dashboard's key, ``--mute``, a rule file's
+    # ``mute``): shown as muted, never counted.
+    muted: bool = field(default=False, init=False, compare=False)
+
+    @property
+    def counts(self) -> bool:
+        """Whether this finding sets the run's state, the status line and the exit code."""
+        return not self.muted and self.severity != Severity.NOTE
 
     def add_hit(self, step: int | None, value: float | str | None, message: str,
                 reason: str = "") -> None:
@@ -93,12 +111,24 @@ class Finding:
             out.update({name: value for name, value in (
                 ("rank", self.where.rank), ("local_rank", self.where.local_rank),
                 ("host", self.where.host or None), ("pid", self.where.pid)) if value is not None})
+        if self.note:
+            out["note"] = self.note
+        if self.since is not None:
+            out["since"] = self.since
+        out["muted"] = self.muted
         return out
+
+    def said(self) -> str:
+        """The message with the engine's note after it (what the text outputs print)."""
+        muted = " (muted)" if self.muted else ""
+        return (f"{self.message}; {self.note}" if self.note and self.message else
+                self.note or self.message) + muted
 
 
 def worst_severity(findings: list[Finding]) -> Severity | None:
-    """Critical if any finding is, else warning if any, else None."""
-    severities = {finding.severity for finding in findings}
+    """Critical if any counted finding is, else warning if any, else None (notes and
+    muted findings do not count)."""
+    severities = {finding.severity for finding in findings if finding.counts}
     if Severity.CRITICAL in severities:
         return Severity.CRITICAL
     return Severity.WARNING if severities else None

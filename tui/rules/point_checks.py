@@ -45,7 +45,8 @@ def nonfinite(values: array[float], i: int, params: dict[str, Any]) -> str | Non
 
 
 def decline(values: array[float], i: int, params: dict[str, Any]) -> str | None:
-    """``steps`` consecutive moves in ``direction``, each larger than ``min_change``."""
+    """``steps`` consecutive moves in ``direction``, each larger than ``min_change``, and
+    together more than ``noise`` × the metric's usual step-to-step change (when set)."""
     steps, threshold = params["steps"], params["min_change"]
     if i < steps:
         return None
@@ -55,9 +56,26 @@ def decline(values: array[float], i: int, params: dict[str, Any]) -> str | None:
         if not change > threshold:  # also false for nan
             return None
     word = "fell" if sign < 0 else "rose"
+    beyond = ""
+    if params["noise"] > 0:
+        usual = _usual_change(values, i - steps, params["window"])
+        total = abs(values[i] - values[i - steps])
+        if usual is None or not total > params["noise"] * usual:
+            return None  # too early to know the noise, or within it
+        beyond = f" ({total / usual:.1f}× its usual step-to-step change {usual:.3g})" if usual else ""
     if steps == 1:
-        return f"{word} from {values[i - 1]:.4g}"
-    return f"{word} {steps} times in a row, from {values[i - steps]:.4g}"
+        return f"{word} from {values[i - 1]:.4g}{beyond}"
+    return f"{word} {steps} times in a row, from {values[i - steps]:.4g}{beyond}"
+
+
+def _usual_change(values: array[float], before: int, window: int) -> float | None:
+    """The median size of the step-to-step changes over the ``window`` moves up to point
+    ``before``: the metric's own noise (None while fewer than half the window is known)."""
+    recent = values[max(0, before - window): before + 1]
+    changes = [abs(b - a) for a, b in zip(recent, recent[1:]) if math.isfinite(b - a)]
+    if len(changes) < _enough_history(window):
+        return None
+    return median(changes)
 
 
 def stuck(values: array[float], i: int, params: dict[str, Any]) -> str | None:
@@ -119,13 +137,20 @@ def _spike_way(value: float, middle: float, params: dict[str, Any]) -> str | Non
 
 
 def jump(values: array[float], i: int, params: dict[str, Any]) -> str | None:
-    """Changed by more than ``delta`` since the previous point."""
+    """Changed by more than ``delta`` since the previous point, and by more than ``noise`` ×
+    the metric's usual step-to-step change (when set)."""
     if i < 1:
         return None
     change = values[i] - values[i - 1]
-    if abs(change) > params["delta"]:  # false for nan
-        return f"changed by {change:+.4g} in one step (from {values[i - 1]:.4g})"
-    return None
+    if not abs(change) > params["delta"]:  # also true for nan
+        return None
+    beyond = ""
+    if params["noise"] > 0:
+        usual = _usual_change(values, i - 1, params["window"])
+        if usual is None or not abs(change) > params["noise"] * usual:
+            return None  # too early to know the noise, or within it
+        beyond = f", {abs(change) / usual:.1f}× its usual step-to-step change" if usual else ""
+    return f"changed by {change:+.4g} in one step (from {values[i - 1]:.4g}{beyond})"
 
 
 def band_suspects(values: array[float], start: int, end: int, params: dict[str, Any]) -> Iterator[int]:

@@ -30,19 +30,30 @@ from tui.rules.findings import Severity
 _NUMBER = (int, float)
 # kind → {parameter: (accepted types, required, default)}
 # Parameters that count steps (a window of none, or a run of none, means nothing).
-_COUNTS = ("steps", "window", "sustain")
+_COUNTS = ("steps", "window", "sustain", "settle")
+# A band the run has sat outside of on at least this share of its judged points, over at
+# least ``settle`` steps, is a property of the run (a note), no longer news (see ``engine``).
+SETTLE_STEPS = 20
 KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
-    "band": {"low": (_NUMBER, False, None), "high": (_NUMBER, False, None)},
+    "band": {"low": (_NUMBER, False, None), "high": (_NUMBER, False, None),
+             "settle": ((int,), False, SETTLE_STEPS)},
+    # ``noise``: the whole decline must exceed that many times the median step-to-step
+    # change over the ``window`` moves before it (0: off), so a fall inside the metric's
+    # own noise is not one.
     "decline": {"steps": ((int,), True, None), "direction": ((str,), False, "down"),
-                "min_change": (_NUMBER, False, 0.0)},
+                "min_change": (_NUMBER, False, 0.0), "noise": (_NUMBER, False, 0.0),
+                "window": ((int,), False, 20)},
     "stuck": {"steps": ((int,), True, None), "zero_only": ((bool,), False, False),
               "companions": ((list,), False, [])},
     "spike": {"window": ((int,), True, None), "ratio": (_NUMBER, True, None),
               "direction": ((str,), False, "up"), "floor": (_NUMBER, False, 0.0),
               "sustain": ((int,), False, 1)},
-    "jump": {"delta": (_NUMBER, True, None)},
+    # ``noise``/``window``: as for decline, the jump must exceed the metric's own noise.
+    "jump": {"delta": (_NUMBER, True, None), "noise": (_NUMBER, False, 0.0),
+             "window": ((int,), False, 20)},
     "nonfinite": {},
-    "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None)},
+    "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None),
+                 "settle": ((int,), False, SETTLE_STEPS)},
     "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0),
                 "quiet_seconds": (_NUMBER, False, 3600.0)},
     # Failures in the log: the crash the run did not go on after, or (``survived``) the
@@ -75,12 +86,22 @@ _RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
 ACCELERATOR_CHECKS = ("memory-near-limit", "memory-jump", "util-below")
 _DIRECTIONS = {"decline": ("down", "up"), "spike": ("up", "down", "both")}
 _COMMON = {"id", "kind", "severity", "metrics", "explain", "source", "enabled", "warmup",
-           "skip_zero"}
+           "skip_zero", "unless"}
 DEFAULT_RULES = "default_rules.toml"
 
 
 class RuleFileError(Exception):
     """A rule file that cannot be used; the message names file, line and problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unless:
+    """``config`` (a dotted key of the printed config) is ``equals`` (as text, any case): the
+    rule does not apply, because ``why``."""
+
+    config: str
+    equals: str
+    why: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +120,13 @@ class RuleSpec:
     # tui.model.aliases.live_key; today's verl prints actor/kl_loss:0.0 when the KL is in the reward).
     skip_zero: bool = False
     params: dict[str, Any] = field(default_factory=dict)
+    # Settings of the run's printed config under which the rule cannot mean what the
+    # checklist means: the rule is not judged there, and its note says why.
+    unless: tuple[Unless, ...] = ()
+    # Acknowledged for every run (a rule file's ``mute``, ``--mute``): shown, never counted.
+    muted: bool = False
+
+
 
 
 def override_paths(explicit: str | None) -> list[Path]:
@@ -125,8 +153,9 @@ def default_rules_text() -> str:
     return resources.files("tui.rules").joinpath(DEFAULT_RULES).read_text(encoding="utf-8")
 
 
-def load_rules(*overrides: Path) -> list[RuleSpec]:
-    """The default rules with each existing override file applied in order."""
+def load_rules(*overrides: Path, mute: str | None = None) -> list[RuleSpec]:
+    """The default rules with each existing override file applied in order, and the rules
+    ``mute`` names (``--mute RULE[,RULE…]``) muted."""
     rules = parse_rules(default_rules_text(), "default rules")
     for path in overrides:
         try:
@@ -136,7 +165,20 @@ def load_rules(*overrides: Path) -> list[RuleSpec]:
         except NotUtf8 as error:
             raise RuleFileError(f"{path}: {error}") from None
         rules = apply_overrides(rules, text, str(path))
+    if mute is not None:
+        rules = muted(rules, [name.strip() for name in mute.split(",") if name.strip()], "--mute")
     return rules
+
+
+def muted(rules: list[RuleSpec], ids: list[str], where: str) -> list[RuleSpec]:
+    """``rules`` with those named by ``ids`` muted; an id no rule has is an error (a typo
+    would silently mute nothing)."""
+    known = {rule.id for rule in rules}
+    unknown = [rule_id for rule_id in ids if rule_id not in known]
+    if unknown:
+        raise RuleFileError(f"{where}: no rule named {', '.join(map(repr, unknown))} to mute "
+                            "(`rlwatch rules` lists them)")
+    return [replace(rule, muted=True) if rule.id in ids else rule for rule in rules]
 
 
 def parse_rules(text: str, name: str) -> list[RuleSpec]:
@@ -145,8 +187,8 @@ def parse_rules(text: str, name: str) -> list[RuleSpec]:
 
 
 def apply_overrides(rules: list[RuleSpec], text: str, name: str) -> list[RuleSpec]:
-    """Apply a rule file's tables on top of ``rules``."""
-    tables = _tables(text, name)
+    """Apply a rule file's tables on top of ``rules``, then its ``mute`` list."""
+    tables, mute = _tables(text, name)
     by_id = {rule.id: rule for rule in rules}
     order = [rule.id for rule in rules]
     for index, table in enumerate(tables):
@@ -159,22 +201,26 @@ def apply_overrides(rules: list[RuleSpec], text: str, name: str) -> list[RuleSpe
         else:
             by_id[rule_id] = _build(table, where)
             order.append(rule_id)
-    return [by_id[rule_id] for rule_id in order]
+    return muted([by_id[rule_id] for rule_id in order], mute, name)
 
 
-def _tables(text: str, name: str) -> list[dict[str, Any]]:
+def _tables(text: str, name: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The file's ``[[rule]]`` tables and its ``mute = [...]`` list."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise RuleFileError(f"{name}: {error}") from None
-    unknown = set(document) - {"rule"}
+    unknown = set(document) - {"rule", "mute"}
     if unknown:
         raise RuleFileError(f"{name}: unknown top-level key(s) {sorted(unknown)}; "
                             "rules go in [[rule]] tables")
     tables = document.get("rule", [])
     if not isinstance(tables, list):
         raise RuleFileError(f"{name}: 'rule' must be an array of tables: write [[rule]]")
-    return tables
+    mute = document.get("mute", [])
+    if not isinstance(mute, list) or not all(isinstance(rule_id, str) for rule_id in mute):
+        raise RuleFileError(f"{name}: mute must be a list of rule ids, e.g. mute = [\"clipfrac\"]")
+    return tables, mute
 
 
 def _table_line(text: str, index: int) -> int:
@@ -267,6 +313,8 @@ def _common(rule_id: str, key: str, value: Any, where: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise RuleFileError(f"{where}: rule {rule_id!r}: metrics must be a list of strings")
         return tuple(value)
+    if key == "unless":
+        return _unless(rule_id, value, where)
     if key in ("enabled", "skip_zero"):
         if not isinstance(value, bool):
             raise RuleFileError(f"{where}: rule {rule_id!r}: {key} must be true or false")
@@ -278,3 +326,15 @@ def _common(rule_id: str, key: str, value: Any, where: str) -> Any:
     if not isinstance(value, str):
         raise RuleFileError(f"{where}: rule {rule_id!r}: {key} must be a string")
     return value
+
+
+def _unless(rule_id: str, value: Any, where: str) -> tuple[Unless, ...]:
+    """A rule's ``[[rule.unless]]`` tables: ``config``, ``equals`` and ``why``, all text."""
+    fields = ("config", "equals", "why")
+    if not isinstance(value, list) or not all(
+            isinstance(table, dict) and set(table) == set(fields)
+            and all(isinstance(table[name], str) and table[name] for name in fields)
+            for table in value):
+        raise RuleFileError(f"{where}: rule {rule_id!r}: each [[rule.unless]] needs config, "
+                            "equals and why (non-empty strings) and nothing else")
+    return tuple(Unless(table["config"], table["equals"], table["why"]) for table in value)

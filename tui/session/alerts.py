@@ -46,7 +46,7 @@ class CriticalAlerts:
         fresh = []
         for finding in findings:
             key = identity(finding)
-            if finding.severity == Severity.CRITICAL and key not in self._announced:
+            if finding.severity == Severity.CRITICAL and finding.counts and key not in self._announced:
                 self._announced.add(key)
                 fresh.append(finding)
         return fresh

@@ -32,6 +32,7 @@ from tui.report.verdict import SHOWN_SAMPLES
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
+from tui.session.run_mutes import RunMutes
 from tui.session.accelerators import feed_accelerators
 from tui.session.alerts import CriticalAlerts, run_hook
 from tui.session.feed import Feed
@@ -77,7 +78,8 @@ class RunSession:
                  run_dir: Path | None = None, label: str | None = None, note: str | None = None,
                  gpu_hosts: tuple[str, ...] = (), watch_accelerators: bool = True,
                  accept_new_host_key: bool = False, on_critical: str | None = None,
-                 parse_pool: ParsePool | None = None, known_total: int | None = None) -> None:
+                 parse_pool: ParsePool | None = None, known_total: int | None = None,
+                 mutes: RunMutes | None = None) -> None:
         """``run_dir``: the run directory the user named, where the file logger's JSONL,
         TensorBoard events and dumps may lie beside the console log; ``label``: how the run
         is named to the user (default: the source's label); ``note``: a line for the user
@@ -86,14 +88,17 @@ class RunSession:
         ``on_critical``: a shell command run with each new critical finding as JSON;
         ``parse_pool``: worker processes that parse the log's big batches (a fleet's);
         ``known_total``: the run's total steps known from outside its log (the demo's replay
-        holds its whole run), as if the run had printed it; a total the log prints wins."""
+        holds its whole run), as if the run had printed it; a total the log prints wins;
+        ``mutes``: where the rules the user muted on this run are kept (None: nowhere)."""
         self.source = source
         self.label = label or source.label
         self.note = note
         self.model = RunModel(source.label)
         self.model.announced_total = known_total
         self.accelerators = AcceleratorHistory()
-        self.engine = RuleEngine(rules if rules is not None else load_rules())
+        self.mutes = mutes
+        self.engine = RuleEngine(rules if rules is not None else load_rules(),
+                                 mutes.load() if mutes is not None else None)
         self.findings: list[Finding] = []
         self.folder: RunFolder | None = folder_for(source, run_dir)
         self.gpu_hosts = gpu_hosts
@@ -213,6 +218,22 @@ class RunSession:
         self.findings = self.engine.evaluate(self.model, time.time() if now is None else now,
                                              budget_s, self.accelerators)
         return self.findings
+
+    def toggle_mute(self, rule: str) -> bool:
+        """Mute ``rule``'s findings on this run as they stand (a later event of it stands
+        again), or unmute them where they are muted; kept for the next time (an OSError says
+        it could not be kept; it holds for this session all the same). Returns whether
+        they are muted now."""
+        own = [finding for finding in self.findings if finding.rule == rule]
+        muted = not any(finding.muted for finding in own)
+        if muted:
+            steps = [finding.last_step for finding in own if finding.last_step is not None]
+            self.engine.muted[rule] = max(steps, default=None)
+        else:
+            self.engine.muted.pop(rule, None)
+        if self.mutes is not None:
+            self.mutes.save(self.engine.muted)
+        return muted
 
     def new_criticals(self) -> list[Finding]:
         """The critical findings not announced before, each announced now: the ``--on-critical``

@@ -439,6 +439,21 @@ class RlwatchApp(App[None]):
             screen.step = step
         self.push_screen(screen)
 
+    def toggle_mute(self, rule: str) -> None:
+        """Mute or unmute ``rule`` on this run (remembered), then judge and show again."""
+        try:
+            muted = self.session.toggle_mute(rule)
+        except OSError as error:
+            muted = rule in self.session.engine.muted
+            self.notify(f"{rule} {'muted' if muted else 'unmuted'} for now; not kept: "
+                        f"{error.strerror or error}", severity="warning")
+        else:
+            self.notify(f"{rule} {'muted: shown, not counted' if muted else 'unmuted'} on this run")
+        self._judge()
+        for screen in self.screen_stack:
+            if isinstance(screen, FindingsScreen):
+                screen.show_findings(self.findings)
+
     def open_finding(self, finding: Finding) -> None:
         """Where ``finding`` happened: a failure (crash, error) opens the log at its byte
         offset; any other finding, the detail of the latest step it hit."""

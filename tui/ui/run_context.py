@@ -37,6 +37,9 @@ class RunContext(Protocol):
     def open_finding(self, finding: Finding) -> None:
         """Show where ``finding`` happened: a failure's log text, else its latest step."""
 
+    def toggle_mute(self, rule: str) -> None:
+        """Mute ``rule``'s findings on this run, or unmute them, kept across restarts."""
+
 
 def run_context(node: DOMNode) -> RunContext:
     """The running app, as the screens see it."""

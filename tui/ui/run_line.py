@@ -53,8 +53,9 @@ def state_words(findings: list[Finding]) -> str:
     worst = worst_severity(findings)
     if worst is None:
         return STATE_MARK[None]
-    rules = list(dict.fromkeys(f.rule for f in findings if f.severity == worst))
-    crash = crash_of(findings)
+    counted = [f for f in findings if f.counts]
+    rules = list(dict.fromkeys(f.rule for f in counted if f.severity == worst))
+    crash = crash_of(counted)
     first = rules[0]
     if crash is not None:
         rules.remove(crash.rule)

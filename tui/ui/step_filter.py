@@ -2,7 +2,8 @@
 
 =================  ====================================================
 ``crit``, ``warn`` steps that broke a critical (a warning) rule; also
-                   ``sev:crit``, ``critical``, ``sev:warning``
+                   ``sev:crit``, ``critical``, ``sev:warning``; ``note``
+                   the same for a note (a band long broken, not counted)
 ``ok``             steps that broke no rule
 ``rule:NAME``      steps that broke a rule whose id holds NAME
 ``metric:NAME``    steps that broke a rule on a metric whose key holds NAME
@@ -32,6 +33,7 @@ from tui.rules.findings import Finding, Severity
 SEVERITY_WORDS = {
     "crit": Severity.CRITICAL, "critical": Severity.CRITICAL, "✖": Severity.CRITICAL,
     "warn": Severity.WARNING, "warning": Severity.WARNING, "▲": Severity.WARNING,
+    "note": Severity.NOTE, "·": Severity.NOTE,
 }
 OK_WORDS = frozenset({"ok", "✓"})
 STEP_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")

@@ -23,9 +23,10 @@ def findings(result: dict, rule: str) -> list[dict]:
 
 def test_a_succeeded_job_is_finished_with_all_its_steps(ray_head, ray_jobs):
     done, result = checked(ray_head, ray_jobs["ok"])
-    # The real run's clip fraction is low: a warning from its log, and nothing from Ray.
-    assert done.returncode == 1, done.stderr
-    assert [finding["rule"] for finding in result["findings"]] == ["clipfrac"]
+    # The real run's clip fraction is low from its first judged step: a note of the run (exit
+    # 0), and nothing from Ray.
+    assert done.returncode == 0, done.stderr
+    assert [(f["rule"], f["severity"]) for f in result["findings"]] == [("clipfrac", "note")]
     assert result["run"]["state"] == "finished"
     assert (result["run"]["last_step"], result["run"]["total_steps"]) == (8, 8)
     assert "Ray 2." in done.stderr and "rlw-ok (SUCCEEDED)" in done.stderr
@@ -70,7 +71,7 @@ def test_an_unknown_job_is_one_line_naming_the_jobs_there(ray_head, ray_jobs):
 
 def test_ray_colon_reads_the_dashboard_ray_api_server_address_names(ray_head, ray_jobs):
     done = rlwatch("check", f"ray:{ray_jobs['ok']}", "--json", env=ray_head.env)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["run"]["last_step"] == 8
 
 
@@ -129,7 +130,7 @@ def test_the_heads_accelerators_are_the_jobs(ray_head, ray_jobs, tmp_path):
     install(tmp_path / "bin", "nvidia-smi", H100_REAL)
     env = dict(ray_head.env, PATH=f"{tmp_path / 'bin'}:{ray_head.env.get('PATH', '')}")
     done, result = checked(ray_head, ray_jobs["ok"], env)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 0, done.stderr
     (gpu,) = result["accelerators"]
     assert "H100" in gpu["name"] and gpu["util_pct"] == 100
 

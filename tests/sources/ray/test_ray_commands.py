@@ -19,9 +19,10 @@ def status(ray_head, tmp_path, *targets: str) -> subprocess.CompletedProcess:
 
 def test_status_of_a_finished_job_names_it_and_its_last_step(ray_head, ray_jobs, tmp_path):
     done = status(ray_head, tmp_path, ray_head.target(ray_jobs["ok"]))
-    assert done.returncode == 1, done.stdout  # the real run's low clip fraction, as check says
+    # The real run's clip fraction is low from its first judged step: a note, as check says.
+    assert done.returncode == 0, done.stdout
     assert done.stdout.startswith("rlw-ok 8/8 reward "), done.stdout
-    assert "WARN clipfrac" in done.stdout and done.stderr == ""
+    assert done.stdout.endswith("✓ ok\n") and done.stderr == ""
     again = status(ray_head, tmp_path, ray_head.target(ray_jobs["ok"]))
     assert again.stdout == done.stdout
 

@@ -83,7 +83,7 @@ def user_env(cluster: Cluster, ray_head) -> dict[str, str]:
 
 def test_ray_http_reads_the_workers_gpus_over_ssh_to_its_address(cluster, ray_head, ray_jobs):
     done = rlwatch("check", ray_head.target(ray_jobs["ok"]), "--json", env=user_env(cluster, ray_head))
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 0, done.stderr  # the job's low clip fraction is a note
     result = json.loads(done.stdout)
     assert result["job"]["nodes"] == [NODE_IP]  # the state API's live nodes but the head
     gpus = result["accelerators"]

@@ -35,7 +35,9 @@ def fleet_folder(tmp_path: Path) -> Path:
     touch(runs / "stalled" / "train.log", "3 hours ago")
     log, nan_line = healthy_then_nan(runs / "critical")
     log.write_bytes(log.read_bytes() + nan_line)
-    (runs / "warning" / "train.log").write_bytes(b"".join(step_lines(10)))  # clip fraction low
+    # The KL leaves its band at step 11: a warning (the clip fraction, below its band from
+    # the first judged step, is a note of the run).
+    (runs / "warning" / "train.log").write_bytes(b"".join(step_lines(12)))
     (runs / "running" / "train.log").write_bytes(b"".join(step_lines(2)))
     (runs / "finished" / "train.log").write_bytes(b"Total training steps: 3\n" + b"".join(step_lines(3)))
     return runs
@@ -90,7 +92,7 @@ async def test_rows_sort_worst_first_and_follow_the_runs_live(tmp_path):
                 names[1].startswith(tmp_path.name[:8])
             assert names[2:] == ["runs/stalled", "runs/critical", "runs/warning", "runs/running",
                                  "runs/finished"]
-            assert column(app, "step") == ["4", "-", "5", "31", "10", "2", "3/3"]
+            assert column(app, "step") == ["4", "-", "5", "31", "12", "2", "3/3"]
             worst = column(app, "worst finding")
             assert worst[0].startswith("crash: OutOfMemoryError: CUDA out of memory")
             assert "no such file or directory" in worst[1]

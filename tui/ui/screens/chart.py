@@ -25,9 +25,8 @@ from textual_plotext import Plot
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
 from tui.parsers.text import safe_text
 from tui.rules.engine import first_key
-from tui.rules.findings import Severity
 from tui.ui.format import format_exact
-from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.health import STATE_MARK, hits_at, level_style
 from tui.ui.messages import RunUpdated
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
@@ -286,8 +285,7 @@ class ChartScreen(Screen[None]):
         steps, values = self._points()
         step = steps[index]
         hits = [f for f in hits_at(run_context(self).findings, step) if f.metric == self.key]
-        state = (Content.styled(f"{STATE_MARK[hits[0].severity]} {hits[0].rule}",
-                                "bold $error" if hits[0].severity == Severity.CRITICAL else "$warning")
+        state = (Content.styled(f"{STATE_MARK[hits[0].severity]} {hits[0].rule}", level_style(hits[0]))
                  if hits else Content(""))
         return Content.assemble(head, f"  step {step} = ", (format_exact(values[index]), "bold"),
                                 "  ", state, ("  " if hits else ""),

@@ -25,11 +25,11 @@ from textual.worker import Worker
 from tui.model.aliases import STEP_TIME
 from tui.model.series import Series
 from tui.parsers.text import safe_text
-from tui.rules.findings import Finding, Severity
+from tui.rules.findings import Finding
 from tui.rules.point_checks import POINT_CHECKS
 from tui.rules.rule_file import RuleSpec
 from tui.ui.format import format_duration, format_exact, format_number
-from tui.ui.health import STATE_MARK, hits_at
+from tui.ui.health import STATE_MARK, hits_at, level_style
 from tui.ui.one_frame import one_frame
 from tui.ui.run_context import RunContext, run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
@@ -190,7 +190,7 @@ class StepDetailScreen(Screen[None]):
             parts.append(Content.assemble(("at ", "$text-muted"),
                                           format_duration(elapsed.upto(seconds, step))))
         severity = hits[0].severity if hits else None
-        style = {Severity.CRITICAL: "bold $error", None: "$success"}.get(severity, "$warning")
+        style = level_style(hits[0]) if hits else "$success"
         count = f" {len(hits)} rule{'s' * (len(hits) != 1)} broken" if hits else ""
         parts.append(Content.styled(STATE_MARK[severity] + count, style))
         return Content("  ").join(parts)
@@ -204,7 +204,7 @@ class StepDetailScreen(Screen[None]):
         lines = []
         for finding in hits:
             rule = rules.get(finding.rule)
-            style = "bold $error" if finding.severity == Severity.CRITICAL else "$warning"
+            style = level_style(finding)
             series = run.model.series.get(finding.metric or "")
             value = series.value_at(step) if series is not None else None
             what = safe_text(f"{finding.metric} = {format_exact(value)}") if value is not None else ""

@@ -289,5 +289,7 @@ class StepTable(CursorTable):
             return STATE_MARK[None], "step-table--ok"
         worst = hits[0]
         more = f" +{len(hits) - 1}" if len(hits) > 1 else ""
-        style = "step-table--critical" if worst.severity == Severity.CRITICAL else "step-table--warning"
+        # A note, or a muted finding, is said in the quiet colour of a step that broke nothing.
+        style = ("step-table--ok" if not worst.counts else
+                 "step-table--critical" if worst.severity == Severity.CRITICAL else "step-table--warning")
         return f"{STATE_MARK[worst.severity]} {worst.rule}{more}", style
