@@ -36,6 +36,9 @@ MARKER_LINES = {
         "[Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
         "[Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping debug info.",
         "[Rank 0] Terminating the process after attempting to dump debug info, due to collective timeout.",
+        "[PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump signal due to a collective timeout from"
+        " this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 9,"
+        " last completed NCCL work: 9.",
     ],
     incidents.DEVICE_ERROR: [
         "RuntimeError: CUDA error: an illegal memory access was encountered",
@@ -57,6 +60,7 @@ MARKER_LINES = {
         "Job 'raysubmit_wXcPm1u8hGz3Qy2L' failed",
         "Job entrypoint command failed with exit code 1",
     ],
+    incidents.EXITED: ["srun: error: node107: task 3: Exited with exit code 1"],
     incidents.HYDRA_ERROR: ["Error executing job with overrides: ['trainer.total_epochs=1']"],
     incidents.KILLED: [
         "run.sh: line 3: 12345 Killed                  python3 -m verl.trainer.main_ppo",

@@ -49,6 +49,10 @@ DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes
 # ``_warmup_steps: `` cost grep +8% CPU on the chatter and +11% on the make log (1 GiB of each,
 # medians of five), the whole needle nothing measurable (1.00× both); the remote check of the
 # make log had gone 1.40× → 1.55× of its baseline with the part.
+# The failing rank's needles (2026-11-28), srun's ``Exited with exit code`` as ``xited with exit
+# code`` and NCCL's per-rank ``enqueued NCCL work: `` as ``queued NCCL work: ``: grep CPU 1.00× on
+# 256 MiB of the chatter and 1.00× on the make log (medians of seven, alternating with the set
+# without them, this 2-CPU AMD EPYC VM).
 FORMS: dict[bytes, bytes] = {
     b'step:': b'step:',
     b'%|': b'%|',
@@ -70,6 +74,7 @@ FORMS: dict[bytes, bytes] = {
     b'watchdog got stuck': b'watchdog got stuck',
     b'Heartbeat monitor timed out': b'Heartbeat monitor timed out',
     b'Terminating the process after attempting to dump debug info': b'Terminating the process after attempting to dump debug info',
+    b'enqueued NCCL work: ': b'queued NCCL work: ',
     b'CUDA error': b'DA error',
     b'device-side assert': b'ssert',
     b'illegal memory access': b'y access',
@@ -90,6 +95,7 @@ FORMS: dict[bytes, bytes] = {
     b'Killing subprocess': b'Killing subprocess',
     b'Terminated': b'Terminated',
     b' CANCELLED AT ': b'CANCELLED AT ',
+    b'Exited with exit code': b'xited with exit code',
     b'received by PID': b'y PID',
     b'Segmentation fault': b'Segmentation fault',
     b'core dumped': b'umped',
