@@ -95,6 +95,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="other nodes of a multi-node run whose accelerators to show too "
                             "(ssh_config aliases or [user@]host; repeatable)")
     _add_look_options(watch)
+    unattended = watch.add_argument_group(
+        "unattended", "with --headless: no screen; one line per event on stdout, for tmux, "
+                      "nohup or a systemd user service")
+    unattended.add_argument("--headless", action="store_true",
+                            help="watch without a screen and print each event (a new critical "
+                                 "finding, a stalled run moving again, a run finished)")
+    unattended.add_argument("--json", action="store_true", help="print each event as a JSON line")
+    unattended.add_argument("--warnings", action="store_true", help="tell new warnings too")
+    unattended.add_argument("--notify", metavar="URL", action="append", default=[],
+                            help="send each event to this Apprise URL too (slack://…, ntfy://…, "
+                                 "mailto://…, json://…; repeatable; also notify = [...] in "
+                                 "~/.config/rlwatch/config.toml)")
+    unattended.add_argument("--remind", metavar="HOURS", type=float,
+                            help="say again at most every HOURS while a run stays critical")
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
     check.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
@@ -209,6 +223,15 @@ def _end_process(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _headless_only(args: argparse.Namespace) -> str | None:
+    """The first option given that only the headless watcher takes, or None."""
+    for option, given in (("--json", args.json), ("--warnings", args.warnings),
+                          ("--notify", args.notify), ("--remind", args.remind is not None)):
+        if given:
+            return option
+    return None
+
+
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -224,6 +247,15 @@ def _dispatch(argv: list[str] | None) -> int:
         one_run = not is_fleet(targets)
         if one_run:
             look_for_liboqs_early(targets[0])
+    if args.command == "watch" and (args.headless or _headless_only(args)):
+        if not args.headless:
+            parser.error(f"{_headless_only(args)} needs --headless")
+        if args.on_critical or args.gpus:
+            parser.error("--headless tells through --notify; --on-critical and --gpus are the screens'")
+        from tui.cli.watch import run_headless
+
+        return run_headless(args.target, args.log, args.rules, args.accept_new_host_key, args.json,
+                            args.warnings, args.notify, args.remind)
     if args.command == "check":
         if not one_run:
             from tui.cli.fleet import run_check_fleet

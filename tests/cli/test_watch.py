@@ -1,0 +1,305 @@
+"""``rlwatch watch --headless``: the real command on real logs written as a run writes them, telling
+a real webhook (Apprise's json://, received by an HTTP server on 127.0.0.1) and a real SMTP server
+(aiosmtpd) exactly what happened, once, across a restart of the watcher."""
+
+from __future__ import annotations
+
+import email
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import REPO
+from tests.session.test_events import FINISHED, QUICK_STALL, steps_then_crash
+
+# The watcher judges every run every 5 s: an event is out within this.
+EVENT_S = 15.0
+# How long a test waits to be sure that nothing more comes.
+QUIET_S = 7.0
+
+
+class Webhook:
+    """An HTTP server on 127.0.0.1 that keeps every JSON body POSTed to it."""
+
+    def __init__(self) -> None:
+        self.received: queue.Queue[dict] = queue.Queue()
+        received = self.received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                received.put(json.loads(body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"json://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def next(self, timeout: float = EVENT_S) -> dict:
+        return self.received.get(timeout=timeout)
+
+    def none_within(self, seconds: float) -> bool:
+        try:
+            self.received.get(timeout=seconds)
+        except queue.Empty:
+            return True
+        return False
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook() -> Iterator[Webhook]:
+    hook = Webhook()
+    yield hook
+    hook.close()
+
+
+class Watcher:
+    """``rlwatch watch … --headless --json`` as a process, its stdout read line by line."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        env = {**os.environ, "XDG_STATE_HOME": str(home / "state"), "XDG_CONFIG_HOME": str(home / "config"),
+               "XDG_CACHE_HOME": str(home / "cache"), "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen([sys.executable, "-m", "tui", "watch", "--headless", "--json", *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
+        self.lines: queue.Queue[dict] = queue.Queue()
+        self.stderr: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(json.loads(line))
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr.append(line.decode(errors="replace"))
+
+    def next(self, timeout: float = EVENT_S) -> dict:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no event in {timeout} s; stderr: {''.join(self.stderr)}") from None
+
+    def none_within(self, seconds: float) -> bool:
+        try:
+            extra = self.lines.get(timeout=seconds)
+        except queue.Empty:
+            return True
+        raise AssertionError(f"unexpected event {extra}")
+
+    def stop(self) -> int:
+        """SIGTERM, as systemd stops a service; the exit status."""
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=20)
+
+
+@pytest.fixture
+def watchers() -> Iterator[list[Watcher]]:
+    started: list[Watcher] = []
+    yield started
+    for watcher in started:
+        if watcher.process.poll() is None:
+            watcher.process.kill()
+            watcher.process.wait()
+
+
+def start(watchers: list[Watcher], home: Path, *args: str) -> Watcher:
+    watcher = Watcher(home, *args)
+    watchers.append(watcher)
+    return watcher
+
+
+CRASH_EXCEPTION = "RuntimeError: reward worker returned a malformed batch at step 5"
+
+
+def run_log(tmp_path: Path, name: str = "cola.log") -> Path:
+    """Where a test's run writes its log: ``runs/NAME`` (the run is named ``runs/cola``)."""
+    log = tmp_path / "runs" / name
+    log.parent.mkdir(exist_ok=True)
+    return log
+
+
+def test_a_crash_is_printed_and_sent_once_across_a_restart(tmp_path, webhook, watchers):
+    steps, crash = steps_then_crash()
+    log = run_log(tmp_path)
+    log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(log), "--notify", webhook.url)
+    assert watcher.none_within(3.0)  # a healthy run: nothing to tell
+    with log.open("ab") as out:
+        out.write(crash)
+    event = watcher.next()
+    assert event["kind"] == "critical" and event["rule"] == "crash" and event["rank"] == 1
+    assert event["exception"] == CRASH_EXCEPTION and event["run"] == "runs/cola" and event["step"] == 4
+    sent = webhook.next()
+    assert sent["title"] == "rlwatch: runs/cola crashed"
+    assert sent["message"] == f"runs/cola on local, step 4: crashed: {CRASH_EXCEPTION} (rank 1 on localhost)"
+    assert watcher.stop() == 0
+    again = start(watchers, tmp_path, str(log), "--notify", webhook.url)
+    assert again.none_within(QUIET_S) and webhook.none_within(0.1)
+    assert again.stop() == 0
+
+
+def test_a_stall_is_told_and_so_is_the_run_moving_again(tmp_path, webhook, watchers):
+    steps, _ = steps_then_crash()
+    lines = steps.splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if line.startswith(b"step:"))
+    rules = tmp_path / "rules.toml"
+    rules.write_text(QUICK_STALL)
+    log = run_log(tmp_path)
+    log.write_bytes(b"".join(lines[:last]))
+    watcher = start(watchers, tmp_path, str(log), "--rules", str(rules), "--notify", webhook.url)
+    stall = watcher.next()
+    assert stall["kind"] == "critical" and stall["rule"] == "stalled" and stall["step"] == 3
+    assert "after step 3" in stall["what"]
+    assert webhook.next()["title"] == "rlwatch: runs/cola stalled"
+    with log.open("ab") as out:
+        out.write(b"".join(lines[last:]))
+    moving = watcher.next()
+    assert moving["kind"] == "moving" and moving["step"] == 4
+    # Nothing comes after step 4 either: a new stall, after it this time.
+    again = watcher.next()
+    assert again["rule"] == "stalled" and "after step 4" in again["what"]
+    # Sent as one message or two, as the burst window falls.
+    lines = webhook.next()["message"].splitlines()
+    if len(lines) == 1:
+        lines += webhook.next()["message"].splitlines()
+    assert lines == [f"runs/cola on local, step 4: {moving['what']}", f"runs/cola on local, step 4: {again['what']}"]
+    assert watcher.stop() == 0
+
+
+def test_a_run_that_finishes_is_told_once_with_its_verdict(tmp_path, watchers):
+    data = FINISHED.read_bytes()
+    log = run_log(tmp_path, "grpo.log")
+    log.write_bytes(data[: len(data) // 2])
+    watcher = start(watchers, tmp_path, str(log))
+    assert watcher.none_within(2.0)
+    with log.open("ab") as out:
+        out.write(data[len(data) // 2:])
+    event = watcher.next()
+    assert event["kind"] == "finished" and event["step"] == 8 and event["total"] == 8
+    assert event["what"].startswith("finished at step 8/8; val-core/openai/gsm8k/acc/mean@1 0.875")
+    assert watcher.none_within(QUIET_S)
+    assert watcher.stop() == 0
+
+
+def test_two_of_five_runs_failing_in_the_same_second_make_one_message(tmp_path, webhook, watchers):
+    steps, crash = steps_then_crash()
+    logs = [tmp_path / f"sweep-{n}" / "train.log" for n in range(5)]
+    for log in logs:
+        log.parent.mkdir()
+        log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(tmp_path / "sweep-*" / "train.log"), "--notify", webhook.url)
+    assert watcher.none_within(3.0)
+    for log in logs[1:3]:
+        with log.open("ab") as out:
+            out.write(crash)
+    told = sorted(event["run"] for event in (watcher.next(), watcher.next()))
+    assert told == ["sweep-1/train", "sweep-2/train"]
+    sent = webhook.next()
+    assert sent["title"] == "rlwatch: 2 events from 2 runs"
+    assert sorted(sent["message"].splitlines()) == [
+        f"sweep-{n}/train on local, step 4: crashed: {CRASH_EXCEPTION} (rank 1 on localhost)" for n in (1, 2)]
+    assert webhook.none_within(QUIET_S) and watcher.none_within(0.1)
+    assert watcher.stop() == 0
+    again = start(watchers, tmp_path, str(tmp_path / "sweep-*" / "train.log"), "--notify", webhook.url)
+    assert again.none_within(QUIET_S) and webhook.none_within(0.1)
+    assert again.stop() == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_event_arrives_by_mail(tmp_path, watchers):
+    from aiosmtpd.controller import Controller
+
+    class Inbox:
+        def __init__(self) -> None:
+            self.mail: queue.Queue[tuple[str, list[str], bytes]] = queue.Queue()
+
+        async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's name)
+            self.mail.put((envelope.mail_from, envelope.rcpt_tos, envelope.content))
+            return "250 OK"
+
+    inbox = Inbox()
+    port = _free_port()
+    smtp = Controller(inbox, hostname="127.0.0.1", port=port)
+    smtp.start()
+    try:
+        log = run_log(tmp_path)
+        log.write_bytes(b"".join(steps_then_crash()))
+        url = f"mailto://127.0.0.1:{port}?from=rlwatch@example.org&to=oncall@example.org&mode=insecure"
+        watcher = start(watchers, tmp_path, str(log), "--notify", url)
+        assert watcher.next()["rule"] == "crash"
+        sender, to, content = inbox.mail.get(timeout=EVENT_S)
+        assert sender == "rlwatch@example.org" and to == ["oncall@example.org"]
+        mail = email.message_from_bytes(content)
+        assert mail["Subject"] == "rlwatch: runs/cola crashed"
+        assert mail.get_payload(decode=True).decode().strip() == (
+            f"runs/cola on local, step 4: crashed: {CRASH_EXCEPTION} (rank 1 on localhost)")
+        assert watcher.stop() == 0
+    finally:
+        smtp.stop()
+
+
+def test_a_channel_that_fails_is_said_on_stderr_and_the_watching_goes_on(tmp_path, watchers):
+    log = run_log(tmp_path)
+    log.write_bytes(b"".join(steps_then_crash()))
+    dead = f"json://127.0.0.1:{_free_port()}/hook"  # nothing listens there
+    watcher = start(watchers, tmp_path, str(log), "--notify", dead)
+    assert watcher.next()["rule"] == "crash"
+    deadline = time.monotonic() + EVENT_S
+    while not any("failed" in line for line in watcher.stderr) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    said = "".join(watcher.stderr)
+    assert "rlwatch: notification to json://127.0.0.1" in said and "trying again in 5 s" in said
+    assert watcher.process.poll() is None
+    assert watcher.stop() == 0
+
+
+def test_a_url_apprise_cannot_use_is_one_line_and_status_3(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tui", "watch", "--headless", str(tmp_path),
+                           "--notify", "nosuchservice://x"], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}, timeout=60)
+    assert done.returncode == 3 and done.stdout == ""
+    assert done.stderr == "rlwatch: --notify: not an Apprise URL rlwatch can send to: nosuchservice://…\n"
+
+
+def test_options_of_the_headless_watcher_need_it(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tui", "watch", str(tmp_path), "--json"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 2 and "--json needs --headless" in done.stderr
+
+
+def test_the_channels_in_config_toml_are_told_too(tmp_path, webhook, watchers):
+    (tmp_path / "config" / "rlwatch").mkdir(parents=True)
+    (tmp_path / "config" / "rlwatch" / "config.toml").write_text(f'notify = ["{webhook.url}"]\n')
+    log = run_log(tmp_path)
+    log.write_bytes(b"".join(steps_then_crash()))
+    watcher = start(watchers, tmp_path, str(log))
+    assert watcher.next()["rule"] == "crash"
+    assert webhook.next()["title"] == "rlwatch: runs/cola crashed"
+    assert watcher.stop() == 0
