@@ -8,12 +8,15 @@ import email
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -303,3 +306,68 @@ def test_the_channels_in_config_toml_are_told_too(tmp_path, webhook, watchers):
     assert watcher.next()["rule"] == "crash"
     assert webhook.next()["title"] == "rlwatch: runs/cola crashed"
     assert watcher.stop() == 0
+
+
+def test_check_writes_openmetrics_for_the_textfile_collector(tmp_path):
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    log = run_log(tmp_path)
+    log.write_bytes(b"".join(steps_then_crash()))
+    done = subprocess.run([sys.executable, "-m", "tui", "check", "--format", "openmetrics", str(log)],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 2, done.stderr  # critical, as check says it
+    samples = {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+               for family in text_string_to_metric_families(done.stdout) for sample in family.samples}
+    who = (("host", "local"), ("run", "runs/cola"))
+    assert samples[("rlwatch_run_state", tuple(sorted((*who, ("state", "crashed")))))] == 1.0
+    assert samples[("rlwatch_run_step", who)] == 4.0
+    assert samples[("rlwatch_run_findings", tuple(sorted((*who, ("rule", "crash"), ("severity", "critical")))))] == 1
+
+
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+
+
+@pytest.mark.skipif(not os.access(PROMETHEUS, os.X_OK),
+                    reason="Prometheus is not installed (Debian's prometheus package; .ci/run installs it)")
+def test_a_real_prometheus_scrapes_the_watcher_and_sees_the_crash(tmp_path, watchers):
+    log = run_log(tmp_path)
+    log.write_bytes(b"".join(steps_then_crash()))
+    metrics_port, web_port = _free_port(), _free_port()
+    watcher = start(watchers, tmp_path, str(log), "--metrics-port", str(metrics_port))
+    assert watcher.next()["rule"] == "crash"
+    config = tmp_path / "prometheus.yml"
+    config.write_text("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: rlwatch\n"
+                      f"    static_configs:\n      - targets: ['127.0.0.1:{metrics_port}']\n")
+    prometheus = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                   f"--web.listen-address=127.0.0.1:{web_port}"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        query = urllib.parse.quote('rlwatch_run_state{run="runs/cola",state="crashed"}')
+        deadline, result = time.monotonic() + 60, []
+        while not result and time.monotonic() < deadline:
+            time.sleep(1.0)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/api/v1/query?query={query}",
+                                            timeout=5) as answer:
+                    result = json.load(answer)["data"]["result"]
+            except OSError:
+                continue
+        [series] = result
+        assert series["metric"]["host"] == "local" and series["metric"]["job"] == "rlwatch"
+        assert series["value"][1] == "1"
+    finally:
+        prometheus.terminate()
+        prometheus.wait(timeout=30)
+    assert watcher.stop() == 0
+
+
+def test_a_metrics_port_that_is_taken_is_one_line_and_status_3(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "tui", "watch", "--headless", str(tmp_path),
+                               "--metrics-port", str(port)], capture_output=True, text=True, cwd=REPO,
+                              env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}, timeout=60)
+    assert done.returncode == 3 and done.stdout == ""
+    assert done.stderr == f"rlwatch: --metrics-port {port}: Address already in use\n"

@@ -109,11 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
                                  "~/.config/rlwatch/config.toml)")
     unattended.add_argument("--remind", metavar="HOURS", type=float,
                             help="say again at most every HOURS while a run stays critical")
+    unattended.add_argument("--metrics-port", metavar="[ADDRESS:]PORT",
+                            help="serve every run's state, step, timing, key metrics and findings "
+                                 "to Prometheus on PORT (127.0.0.1 unless ADDRESS is given)")
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
     check.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
     check.add_argument("--json", action="store_true",
                        help="print one JSON object (several runs: an array of them)")
+    check.add_argument("--format", choices=("text", "json", "openmetrics"), default="text",
+                       help="openmetrics: the runs' state, step, timing, key metrics and findings "
+                            "for node_exporter's textfile collector (as --metrics-port serves them)")
     _add_log_option(check)
 
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
@@ -226,7 +232,8 @@ def _end_process(code: int) -> NoReturn:
 def _headless_only(args: argparse.Namespace) -> str | None:
     """The first option given that only the headless watcher takes, or None."""
     for option, given in (("--json", args.json), ("--warnings", args.warnings),
-                          ("--notify", args.notify), ("--remind", args.remind is not None)):
+                          ("--notify", args.notify), ("--remind", args.remind is not None),
+                          ("--metrics-port", args.metrics_port is not None)):
         if given:
             return option
     return None
@@ -255,8 +262,15 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.watch import run_headless
 
         return run_headless(args.target, args.log, args.rules, args.accept_new_host_key, args.json,
-                            args.warnings, args.notify, args.remind)
+                            args.warnings, args.notify, args.remind, args.metrics_port)
+    if args.command == "check" and args.format == "openmetrics":
+        if args.json:
+            parser.error("--json and --format openmetrics: give one")
+        from tui.cli.metrics import run_check_openmetrics
+
+        return run_check_openmetrics(args.target, args.log, args.rules, args.accept_new_host_key)
     if args.command == "check":
+        args.json = args.json or args.format == "json"
         if not one_run:
             from tui.cli.fleet import run_check_fleet
 

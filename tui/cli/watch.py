@@ -33,6 +33,7 @@ from tui.rules.rule_file import RuleFileError, load_rules, override_paths
 from tui.session.events import Announced, RunEvent, run_events
 from tui.session.fleet import FleetRun
 from tui.session.parse_pool import ParsePool
+from tui.session.run_metrics import Sample, run_samples
 from tui.session.run_session import RunChanged
 
 # Every run is judged this often, changed or not (as the fleet screen does).
@@ -50,7 +51,9 @@ class Watcher:
 
     def __init__(self, state: WatchState, tell: Callable[[list[RunEvent]], None], *,
                  warnings: bool = False, remind_s: float | None = None,
-                 judge_every_s: float = JUDGE_EVERY_S, say: Callable[[str], None] = _say) -> None:
+                 judge_every_s: float = JUDGE_EVERY_S, say: Callable[[str], None] = _say,
+                 expose: Callable[[list[Sample]], None] | None = None) -> None:
+        """``expose``: given every run's metrics after each judging (``--metrics-port``)."""
         self.runs: list[FleetRun] = []
         self._state = state
         self._tell = tell
@@ -64,6 +67,7 @@ class Watcher:
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._problems: dict[int, str | None] = {}
+        self._expose = expose
 
     def add(self, run: FleetRun) -> None:
         """Watch ``run`` (its session opened, retried, followed in a task of its own)."""
@@ -131,6 +135,16 @@ class Watcher:
                 told += events
         if told:
             self._tell(told)
+        if self._expose is not None:
+            self._expose(self.samples(now))
+
+    def samples(self, now: float) -> list[Sample]:
+        """Every run's metrics as last judged (a run not read to its end yet: only whether it
+        can be read)."""
+        return [sample for run in self.runs for sample in run_samples(
+            run.name, run.host, run.session.model if run.session is not None and id(run) in self._read else None,
+            run.session.findings if run.session is not None else [],
+            run.reach == "open" and run.problem is None, now)]
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -153,7 +167,8 @@ def printer(as_json: bool) -> Callable[[list[RunEvent]], None]:
 
 
 def run_headless(words: list[str], log: str | None, rules_file: str | None, accept_new_host_key: bool,
-                 as_json: bool, warnings: bool, notify: Sequence[str], remind_hours: float | None) -> int:
+                 as_json: bool, warnings: bool, notify: Sequence[str], remind_hours: float | None,
+                 metrics_port: str | None = None) -> int:
     """``watch --headless``: runs until interrupted or stopped (SIGTERM, SIGHUP); the exit status."""
     config = load_config()
     if config.problem:
@@ -170,11 +185,27 @@ def run_headless(words: list[str], log: str | None, rules_file: str | None, acce
         return exit_codes.UNREADABLE
     options = RunOptions(log, rules, accept_new_host_key)
     remind_s = remind_hours * 3600 if remind_hours is not None else None
-    return asyncio.run(_headless(words, options, as_json, warnings, Notifier(sending), remind_s))
+    expose = None
+    if metrics_port is not None:
+        from tui.cli.metrics import Snapshot, serve
+
+        snapshot = Snapshot()
+        try:
+            server, _ = serve(snapshot, metrics_port)
+        except (ValueError, OSError) as error:
+            _say(f"--metrics-port {metrics_port}: {getattr(error, 'strerror', None) or error}")
+            return exit_codes.UNREADABLE
+        expose = snapshot.update
+    try:
+        return asyncio.run(_headless(words, options, as_json, warnings, Notifier(sending), remind_s, expose))
+    finally:
+        if metrics_port is not None:
+            server.shutdown()
 
 
 async def _headless(words: list[str], options: RunOptions, as_json: bool, warnings: bool,
-                    notifier: Notifier, remind_s: float | None) -> int:
+                    notifier: Notifier, remind_s: float | None,
+                    expose: Callable[[list[Sample]], None] | None) -> int:
     from tui.sources.ssh.pool import ConnectionPool
 
     show = printer(as_json)
@@ -191,7 +222,7 @@ async def _headless(words: list[str], options: RunOptions, as_json: bool, warnin
     pool = ConnectionPool(options.accept_new_host_key)
     parse_pool = ParsePool()
     parse_pool.start()
-    watcher = Watcher(WatchState(), tell, warnings=warnings, remind_s=remind_s)
+    watcher = Watcher(WatchState(), tell, warnings=warnings, remind_s=remind_s, expose=expose)
     try:
         for run in fleet_runs(listed_runs(words), pool, options, parse_pool):
             watcher.add(run)
