@@ -371,3 +371,55 @@ def test_a_metrics_port_that_is_taken_is_one_line_and_status_3(tmp_path):
                               env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}, timeout=60)
     assert done.returncode == 3 and done.stdout == ""
     assert done.stderr == f"rlwatch: --metrics-port {port}: Address already in use\n"
+
+
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+
+
+@pytest.mark.skipif(not os.access(PROMTOOL, os.X_OK),
+                    reason="promtool is not installed (Debian's prometheus package; .ci/run installs it)")
+def test_the_alert_rules_in_the_docs_fire_on_what_the_watcher_serves(tmp_path):
+    """docs/unattended.md's rules, checked and unit-tested by Prometheus's own promtool on the
+    series a crashed, a stalled and a nan run expose."""
+    page = (REPO / "docs" / "unattended.md").read_text(encoding="utf-8")
+    rules = next(block.split("\n", 1)[1] for block in page.split("```yaml")[1:]
+                 if block.lstrip("\n").startswith("groups:"))
+    (tmp_path / "rules.yml").write_text(rules.split("```")[0])
+    who = 'run="runs/cola",host="gpu-1"'
+    (tmp_path / "test.yml").write_text(f"""rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'rlwatch_run_state{{{who},state="crashed"}}'
+        values: '1x10'
+      - series: 'rlwatch_run_state{{{who},state="stalled"}}'
+        values: '0 0 1x10'
+      - series: 'rlwatch_run_findings{{{who},rule="loss-nan",severity="critical"}}'
+        values: '1x10'
+    alert_rule_test:
+      - eval_time: 1m
+        alertname: TrainingRunCrashed
+        exp_alerts:
+          - exp_labels: {{run: runs/cola, host: gpu-1, state: crashed, severity: critical, team: rl}}
+            exp_annotations: {{summary: "runs/cola on gpu-1 crashed"}}
+      - eval_time: 3m
+        alertname: TrainingRunStalled
+        exp_alerts: []
+      - eval_time: 8m
+        alertname: TrainingRunStalled
+        exp_alerts:
+          - exp_labels: {{run: runs/cola, host: gpu-1, state: stalled, severity: critical, team: rl}}
+            exp_annotations:
+              summary: "runs/cola on gpu-1 is stalled: no new step for far longer than a step takes"
+              description: "It may be hung (a collective, a checkpoint write) or dead."
+      - eval_time: 1m
+        alertname: TrainingRunNaN
+        exp_alerts:
+          - exp_labels: {{run: runs/cola, host: gpu-1, rule: loss-nan, severity: critical, team: rl}}
+            exp_annotations: {{summary: "runs/cola on gpu-1: a loss or grad norm is nan or inf"}}
+""")
+    checked = subprocess.run([PROMTOOL, "check", "rules", "rules.yml"], capture_output=True, text=True, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    tested = subprocess.run([PROMTOOL, "test", "rules", "test.yml"], capture_output=True, text=True, cwd=tmp_path)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
