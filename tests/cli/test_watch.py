@@ -291,6 +291,15 @@ def test_a_url_apprise_cannot_use_is_one_line_and_status_3(tmp_path):
     assert done.stderr == "rlwatch: --notify: not an Apprise URL rlwatch can send to: nosuchservice://…\n"
 
 
+@pytest.mark.parametrize("targets", [["one"], ["one", "two"]], ids=["dashboard", "fleet"])
+def test_the_screens_refuse_a_bad_notify_url_before_starting(tmp_path, targets):
+    done = subprocess.run([sys.executable, "-m", "tui", *(str(tmp_path / t) for t in targets),
+                           "--notify", "nosuchservice://x"], capture_output=True, text=True, cwd=REPO,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert done.returncode == 3 and done.stdout == ""
+    assert done.stderr == "rlwatch: --notify: not an Apprise URL rlwatch can send to: nosuchservice://…\n"
+
+
 def test_options_of_the_headless_watcher_need_it(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tui", "watch", str(tmp_path), "--json"],
                           capture_output=True, text=True, cwd=REPO, timeout=60)

@@ -21,6 +21,11 @@ Watch a verl (PPO/GRPO) training run from the terminal.
   rlwatch PATH PATH…         the fleet: one row per run, worst first; enter opens
                              one. Also @NAME (a run or group in runs.toml) and
                              globs (gpu-host:'/runs/*')
+  rlwatch watch PATH… --headless
+                             no screen, for leaving running: one line per event
+                             (crashed, stalled, moving again, finished); --notify
+                             URL sends them (Slack, ntfy, mail… Apprise URLs),
+                             --metrics-port serves the runs to Prometheus
   rlwatch check PATH…        read the run(s) once and report (exit 0 ok, 1 warning,
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
@@ -105,8 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     unattended.add_argument("--warnings", action="store_true", help="tell new warnings too")
     unattended.add_argument("--notify", metavar="URL", action="append", default=[],
                             help="send each event to this Apprise URL too (slack://…, ntfy://…, "
-                                 "mailto://…, json://…; repeatable; also notify = [...] in "
-                                 "~/.config/rlwatch/config.toml)")
+                                 "mailto://…, json://…; repeatable; the headless watcher also "
+                                 "sends to notify = [...] in ~/.config/rlwatch/config.toml); "
+                                 "without --headless, each new critical finding the screen shows")
     unattended.add_argument("--remind", metavar="HOURS", type=float,
                             help="say again at most every HOURS while a run stays critical")
     unattended.add_argument("--metrics-port", metavar="[ADDRESS:]PORT",
@@ -232,7 +238,7 @@ def _end_process(code: int) -> NoReturn:
 def _headless_only(args: argparse.Namespace) -> str | None:
     """The first option given that only the headless watcher takes, or None."""
     for option, given in (("--json", args.json), ("--warnings", args.warnings),
-                          ("--notify", args.notify), ("--remind", args.remind is not None),
+                          ("--remind", args.remind is not None),
                           ("--metrics-port", args.metrics_port is not None)):
         if given:
             return option
@@ -317,12 +323,12 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.fleet import run_fleet
 
         return run_fleet(args.target, args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, args.theme, args.ascii)
+                         args.accept_new_host_key, args.theme, args.ascii, args.notify)
     from tui.cli.dashboard import run_dashboard
 
     gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
     return run_dashboard(args.target[0], args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii)
+                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii, args.notify)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,8 @@ import apprise
 
 from tui.durations import word_duration
 from tui.parsers.text import safe_text
-from tui.session.events import RunEvent
+from tui.session.events import RunEvent, critical_events
+from tui.session.run_session import RunSession
 
 # Events this close together go as one message.
 BURST_S = 3.0
@@ -150,3 +152,10 @@ class Notifier:
             _, late = await asyncio.wait(set(self._sending), timeout=wait_s)
             for task in late:
                 task.cancel()
+
+
+def notify_criticals(notifier: Notifier, run: str, host: str, session: RunSession) -> None:
+    """Send the critical findings a screen announces on ``session`` (the dashboard's and the
+    fleet's ``--notify``: told once while the screen is open, as its bell rings)."""
+    session.listen_criticals(lambda fresh: notifier.add(
+        critical_events(run, host, session.model, fresh, time.time())))

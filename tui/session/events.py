@@ -102,11 +102,7 @@ def run_events(run: str, host: str, model: RunModel, findings: list[Finding], an
     state = run_state(model, findings)
 
     def event(kind: EventKind, what: str, finding: Finding | None = None) -> RunEvent:
-        exception = finding.exception if finding is not None else None
-        rank = finding.where.rank if finding is not None and finding.where is not None else None
-        return RunEvent(kind, safe_text(run), safe_text(host), model.last_step, model.total_steps,
-                        safe_text(what), now, finding.rule if finding is not None else None,
-                        safe_text(exception) if exception is not None else None, rank)
+        return _event(kind, run, host, model, what, now, finding)
 
     told = set(announced.findings)
     events = []
@@ -142,6 +138,21 @@ def run_events(run: str, host: str, model: RunModel, findings: list[Finding], an
         announced.critical_told_at = now
         events.append(event("reminder", f"still {state.value}: {describe(critical[0])}", critical[0]))
     return events
+
+
+def critical_events(run: str, host: str, model: RunModel, fresh: list[Finding], now: float) -> list[RunEvent]:
+    """The events of critical findings a screen has just announced (``RunSession.new_criticals``:
+    told once while the screen is open, with nothing kept between runs of it)."""
+    return [_event("critical", run, host, model, describe(finding), now, finding) for finding in fresh]
+
+
+def _event(kind: EventKind, run: str, host: str, model: RunModel, what: str, now: float,
+           finding: Finding | None) -> RunEvent:
+    exception = finding.exception if finding is not None else None
+    rank = finding.where.rank if finding is not None and finding.where is not None else None
+    return RunEvent(kind, safe_text(run), safe_text(host), model.last_step, model.total_steps,
+                    safe_text(what), now, finding.rule if finding is not None else None,
+                    safe_text(exception) if exception is not None else None, rank)
 
 
 def describe(finding: Finding) -> str:

@@ -100,6 +100,7 @@ class RunSession:
         self.parse_pool = parse_pool
         self._alerts = CriticalAlerts()
         self._listeners: list[Listener] = []
+        self._critical_listeners: list[Callable[[list[Finding]], None]] = []
         self._hooks: set[asyncio.Task[None]] = set()
         # The job's nodes whose accelerators are followed (a Ray or Slurm job's ``nodes``).
         self._nodes: dict[str, asyncio.Task[None]] = {}
@@ -110,6 +111,10 @@ class RunSession:
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change from now on (on the session's event loop)."""
         self._listeners.append(listener)
+
+    def listen_criticals(self, listener: Callable[[list[Finding]], None]) -> None:
+        """Call ``listener`` with the critical findings ``new_criticals`` announces (``--notify``)."""
+        self._critical_listeners.append(listener)
 
     def _tell(self, change: RunChanged) -> None:
         for listener in self._listeners:
@@ -213,8 +218,12 @@ class RunSession:
 
     def new_criticals(self) -> list[Finding]:
         """The critical findings not announced before, each announced now: the ``--on-critical``
-        command runs with it (its problems come back as notices). The bell is the viewer's."""
+        command runs with it (its problems come back as notices), and the ``listen_criticals``
+        listeners are given them. The bell is the viewer's."""
         fresh = self._alerts.new(self.findings)
+        if fresh:
+            for listener in self._critical_listeners:
+                listener(fresh)
         if self.on_critical:
             for finding in fresh:
                 self._spawn(self._hook(self.on_critical, finding))
