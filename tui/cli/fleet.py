@@ -216,15 +216,24 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
 # check A B [--json]
 
 
-def run_check_fleet(words: list[str], log: str | None, as_json: bool, rules_file: str | None,
-                    accept_new_host_key: bool) -> int:
-    """``check`` on several runs: a JSON array (or each run's summary), and the worst exit
-    status of them all (3 when any could not be read)."""
+def checked_rules(words: list[str], rules_file: str | None) -> list[RuleSpec] | None:
+    """The rules to judge ``words``' runs with, once the words are known to name runs (an
+    unknown @name or a bad runs.toml); None once why not is said on stderr."""
     try:
         rules = load_rules(*override_paths(rules_file))
         wanted_runs(words)
     except (RuleFileError, RunListError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
+        return None
+    return rules
+
+
+def run_check_fleet(words: list[str], log: str | None, as_json: bool, rules_file: str | None,
+                    accept_new_host_key: bool) -> int:
+    """``check`` on several runs: a JSON array (or each run's summary), and the worst exit
+    status of them all (3 when any could not be read)."""
+    rules = checked_rules(words, rules_file)
+    if rules is None:
         return exit_codes.UNREADABLE
     results = asyncio.run(_check_all(words, RunOptions(log, rules, accept_new_host_key)))
     if as_json:

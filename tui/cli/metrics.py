@@ -24,10 +24,9 @@ from prometheus_client.openmetrics.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from tui.cli import exit_codes
-from tui.cli.fleet import Found, runs_of
-from tui.cli.run_list import RunListError, wanted_runs
+from tui.cli.fleet import Found, checked_rules, runs_of
 from tui.rules.findings import worst_severity
-from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
+from tui.rules.rule_file import RuleSpec
 from tui.session.run_metrics import METRICS, Sample, run_samples
 from tui.sources.base import SourceError
 
@@ -84,11 +83,8 @@ def openmetrics(samples: Iterable[Sample]) -> str:
 def run_check_openmetrics(words: list[str], log: str | None, rules_file: str | None,
                           accept_new_host_key: bool) -> int:
     """``check --format openmetrics``: every run's samples on stdout; the worst run's status."""
-    try:
-        rules = load_rules(*override_paths(rules_file))
-        wanted_runs(words)
-    except (RuleFileError, RunListError) as error:
-        print(f"rlwatch: {error}", file=sys.stderr)
+    rules = checked_rules(words, rules_file)
+    if rules is None:
         return exit_codes.UNREADABLE
     samples, status = asyncio.run(_judge_all(words, log, rules, accept_new_host_key))
     sys.stdout.write(openmetrics(samples))
