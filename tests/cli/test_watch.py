@@ -25,6 +25,7 @@ import pytest
 
 from tests.corpus import REPO
 from tests.session.test_events import FINISHED, QUICK_STALL, steps_then_crash
+from tests.sshd import ClientHome, Sshd, find_sshd
 
 # The watcher judges every run every 5 s: an event is out within this.
 EVENT_S = 15.0
@@ -78,8 +79,8 @@ def webhook() -> Iterator[Webhook]:
 class Watcher:
     """``rlwatch watch … --headless --json`` as a process, its stdout read line by line."""
 
-    def __init__(self, home: Path, *args: str) -> None:
-        env = {**os.environ, "XDG_STATE_HOME": str(home / "state"), "XDG_CONFIG_HOME": str(home / "config"),
+    def __init__(self, home: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        env = {**(env or os.environ), "XDG_STATE_HOME": str(home / "state"), "XDG_CONFIG_HOME": str(home / "config"),
                "XDG_CACHE_HOME": str(home / "cache"), "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen([sys.executable, "-m", "tui", "watch", "--headless", "--json", *args],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
@@ -127,8 +128,8 @@ def watchers() -> Iterator[list[Watcher]]:
             watcher.process.wait()
 
 
-def start(watchers: list[Watcher], home: Path, *args: str) -> Watcher:
-    watcher = Watcher(home, *args)
+def start(watchers: list[Watcher], home: Path, *args: str, env: dict[str, str] | None = None) -> Watcher:
+    watcher = Watcher(home, *args, env=env)
     watchers.append(watcher)
     return watcher
 
@@ -189,6 +190,32 @@ def test_a_stall_is_told_and_so_is_the_run_moving_again(tmp_path, webhook, watch
         lines += webhook.next()["message"].splitlines()
     assert lines == [f"runs/cola on local, step 4: {moving['what']}", f"runs/cola on local, step 4: {again['what']}"]
     assert watcher.stop() == 0
+
+
+@pytest.mark.skipif(find_sshd() is None, reason="OpenSSH's sshd is not installed")
+def test_a_crash_written_while_the_box_was_away_is_told_when_it_comes_back(tmp_path, watchers):
+    home = ClientHome(tmp_path / "home")
+    box = Sshd(tmp_path / "box", [home.public_key]).start()
+    try:
+        home.add_host("gpu", box.port)
+        home.trust(box.known_hosts_line())
+        steps, crash = steps_then_crash()
+        log = run_log(tmp_path)
+        log.write_bytes(steps)
+        watcher = start(watchers, tmp_path, f"gpu:{log}", env=home.env())
+        assert watcher.none_within(4.0)
+        box.stop()  # the box reboots; the run crashes meanwhile
+        with log.open("ab") as out:
+            out.write(crash)
+        time.sleep(3.0)
+        box.start()
+        event = watcher.next(timeout=60)
+        assert (event["run"], event["host"], event["rule"]) == ("runs/cola", "gpu", "crash")
+        assert event["exception"] == CRASH_EXCEPTION
+        assert watcher.process.poll() is None
+        assert watcher.stop() == 0
+    finally:
+        box.stop()
 
 
 def test_a_run_that_finishes_is_told_once_with_its_verdict(tmp_path, watchers):
@@ -432,3 +459,26 @@ tests:
     assert checked.returncode == 0, checked.stdout + checked.stderr
     tested = subprocess.run([PROMTOOL, "test", "rules", "test.yml"], capture_output=True, text=True, cwd=tmp_path)
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_a_glob_becomes_its_runs_in_the_metrics(tmp_path, watchers):
+    """A glob is a row until its box answers, then the runs it matches: the glob itself is no
+    run that never becomes readable."""
+    steps, _ = steps_then_crash()
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_bytes(steps)
+    port = _free_port()
+    watcher = start(watchers, tmp_path, str(tmp_path / "*" / "train.log"), "--metrics-port", str(port))
+    deadline, readable = time.monotonic() + EVENT_S, {}
+    while time.monotonic() < deadline and sorted(readable) != ["a/train", "b/train"]:
+        time.sleep(0.5)
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+                text = answer.read().decode()
+        except OSError:
+            continue
+        readable = {line.split('run="')[1].split('"')[0]: line.rsplit(" ", 1)[1]
+                    for line in text.splitlines() if line.startswith("rlwatch_run_readable{")}
+    assert readable == {"a/train": "1.0", "b/train": "1.0"}
+    assert watcher.stop() == 0

@@ -139,3 +139,40 @@ def test_a_damaged_record_is_forgotten_not_fatal():
     assert Announced.from_json({"findings": [1, 2]}) == Announced()
     assert Announced.from_json({"unknown": True}) == Announced()
     assert Announced.from_json([]) == Announced()
+
+
+def test_a_crash_whose_block_is_not_read_yet_waits_for_its_exception_line(tmp_path):
+    """Over SSH a crash is known by its first line before its block is fetched: told with its
+    exception line once the block is read, not with "Traceback (most recent call last):"."""
+    from tui.model.run_model import RunModel
+    from tui.parsers.log_scanner import LogScanner
+    from tui.rules.engine import RuleEngine
+    from tui.session.events import BLOCK_WAIT_S
+    from tui.session.feed import read_failure_blocks
+
+    log = tmp_path / "run.log"
+    log.write_bytes(RAISED.read_bytes())
+    model = RunModel()
+    model.apply(LogScanner().feed(log.read_bytes()), 0.0)  # the lines, no block read yet
+    assert model.unread_failures()
+    engine = RuleEngine(load_rules())
+    announced = Announced()
+    assert run_events("cola", "gpu-1", model, engine.evaluate(model, 1.0), announced, 1.0) == []
+    source = LocalFile(log)
+
+    async def read_blocks() -> None:
+        await source.connect()
+        await read_failure_blocks(model, source, log.stat().st_size, follow=False)
+        await source.close()
+
+    asyncio.run(read_blocks())
+    [told] = run_events("cola", "gpu-1", model, engine.evaluate(model, 2.0), announced, 2.0)
+    assert told.exception == "RuntimeError: reward worker returned a malformed batch at step 5"
+    assert announced.waiting == {}
+    # A block never read (cut short, say) is told anyway, after BLOCK_WAIT_S.
+    unread = RunModel()
+    unread.apply(LogScanner().feed(log.read_bytes()), 0.0)
+    late = Announced()
+    findings = RuleEngine(load_rules()).evaluate(unread, 1.0)
+    assert run_events("cola", "gpu-1", unread, findings, late, 1.0 + BLOCK_WAIT_S - 0.1) == []
+    assert [e.rule for e in run_events("cola", "gpu-1", unread, findings, late, 1.0 + 2 * BLOCK_WAIT_S)] == ["crash"]

@@ -80,8 +80,15 @@ class Watcher:
 
     async def _follow(self, run: FleetRun) -> None:
         await run.watch()
-        for match in run.replaced_by or []:  # a glob, now the runs it matches
-            self.add(match)
+        if run.replaced_by is not None:  # a glob, now the runs it matches
+            self.runs.remove(run)
+            for match in run.replaced_by:
+                self.add(match)
+
+    @property
+    def read(self) -> bool:
+        """Whether every run has been read to the end its log had when opened (and is judged)."""
+        return all(id(run) in self._read for run in self.runs)
 
     def _on_change(self, run: FleetRun, change: RunChanged) -> None:
         if change.caught_up:

@@ -30,6 +30,11 @@ from tui.session.alerts import identity
 
 EventKind = Literal["critical", "warning", "moving", "finished", "reminder"]
 
+# A crash is known by its first line before its block is read (over SSH, the block is fetched
+# by range after the line that marks it): it is told once its exception line is read, or after
+# this long in any case (a block cut short, its process killed mid-print, is never finished).
+BLOCK_WAIT_S = 10.0
+
 
 @dataclass(frozen=True, slots=True)
 class RunEvent:
@@ -71,6 +76,8 @@ class Announced:
     finished: bool = False
     # When the run was last said to be critical (for ``--remind``); None while it is not.
     critical_told_at: float | None = None
+    # Crashes seen whose block is not read yet, and since when (see BLOCK_WAIT_S).
+    waiting: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -84,7 +91,8 @@ class Announced:
             announced = cls(**data)
         except TypeError:
             return cls()
-        if not isinstance(announced.findings, list) or not all(isinstance(key, str) for key in announced.findings):
+        if not isinstance(announced.findings, list) or not all(isinstance(key, str) for key in announced.findings) \
+                or not isinstance(announced.waiting, dict):
             return cls()
         return announced
 
@@ -105,12 +113,16 @@ def run_events(run: str, host: str, model: RunModel, findings: list[Finding], an
         return _event(kind, run, host, model, what, now, finding)
 
     told = set(announced.findings)
+    unread = {failure.offset for failure in model.unread_failures()}
     events = []
     for finding in findings:
         key = finding_key(finding)
         wanted = finding.severity == Severity.CRITICAL or warnings
         if key in told or not wanted:
             continue
+        if finding.offset in unread and now - announced.waiting.setdefault(key, now) < BLOCK_WAIT_S:
+            continue  # its exception line is on its way
+        announced.waiting.pop(key, None)
         told.add(key)
         announced.findings.append(key)
         kind: EventKind = "critical" if finding.severity == Severity.CRITICAL else "warning"
