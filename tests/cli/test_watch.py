@@ -233,6 +233,21 @@ def test_a_run_that_finishes_is_told_once_with_its_verdict(tmp_path, watchers):
     assert watcher.stop() == 0
 
 
+def test_a_new_run_written_over_the_log_is_news_again(tmp_path, watchers):
+    """A run started again into the same file (``> grpo.log``) ends again: told again."""
+    data = FINISHED.read_bytes()
+    log = run_log(tmp_path, "grpo.log")
+    log.write_bytes(data)
+    watcher = start(watchers, tmp_path, str(log))
+    assert watcher.next()["kind"] == "finished"
+    log.write_bytes(data[: len(data) // 3])  # truncated: the new run's first lines
+    assert watcher.none_within(3.0)
+    with log.open("ab") as out:
+        out.write(data[len(data) // 3:])
+    assert watcher.next()["kind"] == "finished"
+    assert watcher.stop() == 0
+
+
 def test_two_of_five_runs_failing_in_the_same_second_make_one_message(tmp_path, webhook, watchers):
     steps, crash = steps_then_crash()
     logs = [tmp_path / f"sweep-{n}" / "train.log" for n in range(5)]

@@ -91,6 +91,9 @@ class Watcher:
         return all(id(run) in self._read for run in self.runs)
 
     def _on_change(self, run: FleetRun, change: RunChanged) -> None:
+        if change.reset:  # a new run in the same log: its crash, stall and end are news
+            self._announced[id(run)] = Announced()
+            self._keep(run)
         if change.caught_up:
             self._read.add(id(run))
         if change.notice is not None and change.notice[1] != "notice":
@@ -136,9 +139,7 @@ class Watcher:
             events = run_events(run.name, run.host, session.model, session.findings, announced, now,
                                 warnings=self._warnings, remind_s=self._remind_s)
             if events:
-                problem = self._state.save(run.name, run.host, announced)
-                if problem:
-                    self._say(problem)
+                self._keep(run)
                 told += events
         if told:
             self._tell(told)
@@ -152,6 +153,11 @@ class Watcher:
             run.name, run.host, run.session.model if run.session is not None and id(run) in self._read else None,
             run.session.findings if run.session is not None else [],
             run.reach == "open" and run.problem is None, now)]
+
+    def _keep(self, run: FleetRun) -> None:
+        problem = self._state.save(run.name, run.host, self._announced[id(run)])
+        if problem:
+            self._say(problem)
 
     async def close(self) -> None:
         for task in list(self._tasks):

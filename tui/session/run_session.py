@@ -65,6 +65,8 @@ class RunChanged:
     # The log has been read to the end it had when followed (once a session): a fleet
     # draws the run's row now rather than at its next round.
     caught_up: bool = False
+    # The log was truncated or replaced: what it said before is a past run's.
+    reset: bool = False
 
 
 Listener = Callable[[RunChanged], None]
@@ -328,6 +330,6 @@ class RunSession:
     def _source_event(self, event: Status | Reset) -> None:
         if isinstance(event, Reset):
             self._alerts.reset()  # the findings to come are a new run's
-            self._tell(RunChanged(model=True, notice=(event.reason, "notice")))
+            self._tell(RunChanged(model=True, notice=(event.reason, "notice"), reset=True))
         else:
             self._notice(event.text, "ok" if event.ok else "error")
