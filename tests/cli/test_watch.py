@@ -34,17 +34,23 @@ QUIET_S = 7.0
 
 
 class Webhook:
-    """An HTTP server on 127.0.0.1 that keeps every JSON body POSTed to it."""
+    """An HTTP server on 127.0.0.1 that keeps every JSON body POSTed to it (after answering
+    503, as a service that is down, to the first ``refusals``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusals: int = 0) -> None:
         self.received: queue.Queue[dict] = queue.Queue()
-        received = self.received
+        self.refused = 0
+        hook = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                received.put(json.loads(body))
-                self.send_response(200)
+                if hook.refused < refusals:
+                    hook.refused += 1
+                    self.send_response(503)
+                else:
+                    hook.received.put(json.loads(body))
+                    self.send_response(200)
                 self.end_headers()
 
             def log_message(self, *args: object) -> None:
