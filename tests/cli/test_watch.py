@@ -348,6 +348,19 @@ def test_the_screens_refuse_a_bad_notify_url_before_starting(tmp_path, targets):
     assert done.stderr == "rlwatch: --notify: not an Apprise URL rlwatch can send to: nosuchservice://…\n"
 
 
+@pytest.mark.parametrize(("option", "said"), [
+    (["--remind", "0"], "rlwatch: --remind takes a number of hours above 0\n"),
+    (["--remind", "nan"], "rlwatch: --remind takes a number of hours above 0\n"),
+    (["--metrics-port", "abc"], "rlwatch: --metrics-port abc: not a port or ADDRESS:PORT\n"),
+    (["--metrics-port", "70000"], "rlwatch: --metrics-port 70000: not a port or ADDRESS:PORT\n"),
+])
+def test_a_bad_value_is_one_line_and_status_3(tmp_path, option, said):
+    done = subprocess.run([sys.executable, "-m", "tui", "watch", "--headless", str(tmp_path), *option],
+                          capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)})
+    assert (done.returncode, done.stdout, done.stderr) == (3, "", said)
+
+
 def test_options_of_the_headless_watcher_need_it(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tui", "watch", str(tmp_path), "--json"],
                           capture_output=True, text=True, cwd=REPO, timeout=60)

@@ -62,7 +62,7 @@ def serve(snapshot: Snapshot, where: str) -> tuple[WSGIServer, Thread]:
     for a bad ``where``, OSError when the port cannot be had."""
     address, _, port = where.rpartition(":")
     if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"--metrics-port: not a port or ADDRESS:PORT: {where}")
+        raise ValueError("not a port or ADDRESS:PORT")
     registry = CollectorRegistry(auto_describe=False)
     registry.register(snapshot)
     return start_http_server(int(port), addr=address.strip("[]") or "127.0.0.1", registry=registry)

@@ -193,7 +193,7 @@ def run_headless(words: list[str], log: str | None, rules_file: str | None, acce
     except (RuleFileError, RunListError, NotifyUrlError) as error:
         _say(str(error))
         return exit_codes.UNREADABLE
-    if remind_hours is not None and remind_hours <= 0:
+    if remind_hours is not None and not remind_hours > 0:  # nan too
         _say("--remind takes a number of hours above 0")
         return exit_codes.UNREADABLE
     options = RunOptions(log, rules, accept_new_host_key)
