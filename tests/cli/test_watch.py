@@ -183,6 +183,10 @@ def test_a_stall_is_told_and_so_is_the_run_moving_again(tmp_path, webhook, watch
     assert stall["kind"] == "critical" and stall["rule"] == "stalled" and stall["step"] == 3
     assert "after step 3" in stall["what"]
     assert webhook.next()["title"] == "rlwatch: runs/cola stalled"
+    # Restarted while the run is still stalled: the same stall, not told again.
+    assert watcher.stop() == 0
+    watcher = start(watchers, tmp_path, str(log), "--rules", str(rules), "--notify", webhook.url)
+    assert watcher.none_within(QUIET_S) and webhook.none_within(0.1)
     with log.open("ab") as out:
         out.write(b"".join(lines[last:]))
     moving = watcher.next()
@@ -237,6 +241,9 @@ def test_a_run_that_finishes_is_told_once_with_its_verdict(tmp_path, watchers):
     assert event["what"].startswith("finished at step 8/8; val-core/openai/gsm8k/acc/mean@1 0.875")
     assert watcher.none_within(QUIET_S)
     assert watcher.stop() == 0
+    again = start(watchers, tmp_path, str(log))
+    assert again.none_within(QUIET_S)
+    assert again.stop() == 0
 
 
 def test_a_new_run_written_over_the_log_is_news_again(tmp_path, watchers):
