@@ -228,6 +228,39 @@ def test_a_crash_written_while_the_box_was_away_is_told_when_it_comes_back(tmp_p
         box.stop()
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def test_a_watcher_killed_outright_leaves_no_worker_behind(tmp_path, watchers):
+    """The watcher's parse workers end with it, even killed with SIGKILL (they must not
+    inherit its SIGTERM handler, which would swallow the signal their parent's death sends)."""
+    log = run_log(tmp_path)
+    log.write_bytes(b"".join(steps_then_crash()))
+    watcher = start(watchers, tmp_path, str(log))
+    assert watcher.next()["rule"] == "crash"
+    workers = _children(watcher.process.pid)
+    assert workers, "the watcher has parse workers"
+    watcher.process.kill()
+    watcher.process.wait()
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    for pid in left:  # not to leave them to the machine, should the test fail
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def test_a_run_that_finishes_is_told_once_with_its_verdict(tmp_path, watchers):
     data = FINISHED.read_bytes()
     log = run_log(tmp_path, "grpo.log")
