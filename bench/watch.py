@@ -39,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.table import Row, print_table  # noqa: E402
+from tests.cli.test_watch import children_of  # noqa: E402
 from tests.corpus import REPO, verl_log  # noqa: E402
 
 HOSTS, RUNS_PER_HOST = 5, 4
@@ -51,19 +52,11 @@ CRASH = REPO / "tests" / "fixtures" / "logs" / "generated" / "ddp" / "gloo_rank1
 
 def _tree() -> list[int]:
     """This process and every live one below it (the parse workers)."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
     found, todo = [], [os.getpid()]
     while todo:
         pid = todo.pop()
         found.append(pid)
-        todo += parents.get(pid, [])
+        todo += children_of(pid)
     return found
 
 

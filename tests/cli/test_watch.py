@@ -228,7 +228,9 @@ def test_a_crash_written_while_the_box_was_away_is_told_when_it_comes_back(tmp_p
         box.stop()
 
 
-def _children(pid: int) -> list[int]:
+def children_of(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``, by /proc/*/stat (gVisor has no
+    /proc/PID/task/*/children)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -248,7 +250,7 @@ def test_a_watcher_killed_outright_leaves_no_worker_behind(tmp_path, watchers):
     log.write_bytes(b"".join(steps_then_crash()))
     watcher = start(watchers, tmp_path, str(log))
     assert watcher.next()["rule"] == "crash"
-    workers = _children(watcher.process.pid)
+    workers = children_of(watcher.process.pid)
     assert workers, "the watcher has parse workers"
     watcher.process.kill()
     watcher.process.wait()
