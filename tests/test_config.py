@@ -25,25 +25,28 @@ def test_no_file_means_the_defaults(home):
     assert load_config() == Config()
 
 
-def test_the_two_keys_are_read(home):
+def test_the_three_keys_are_read(home):
     path = config_dir() / "config.toml"
     path.parent.mkdir(parents=True)
-    path.write_text('theme = "rlwatch-light"\nascii = true\n')
+    path.write_text('theme = "rlwatch-light"\nascii = true\nnotify = ["ntfy://runs", "json://127.0.0.1/hook"]\n')
     config = load_config()
     assert (config.theme, config.ascii, config.problem) == ("rlwatch-light", True, None)
+    assert config.notify == ["ntfy://runs", "json://127.0.0.1/hook"]
 
 
 @pytest.mark.parametrize(("text", "problem"), [
     ("theme = \n", "config.toml: "),
     ("theme = 3\n", "theme must be a name in quotes"),
     ('ascii = "yes"\n', "ascii must be true or false"),
+    ('notify = "ntfy://runs"\n', "notify must be a list of Apprise URLs in quotes"),
+    ('notify = [3]\n', "notify must be a list of Apprise URLs in quotes"),
     (b"\xff\xfe", "config.toml: "),
 ])
 def test_a_bad_file_is_one_problem_and_the_defaults(tmp_path, text, problem):
     path = tmp_path / "config.toml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     config = load_config(path)
-    assert config.theme is None and config.ascii is None
+    assert config.theme is None and config.ascii is None and config.notify == []
     assert problem in config.problem and config.problem.endswith("settings ignored")
 
 

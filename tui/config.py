@@ -1,9 +1,10 @@
 """The user's settings file, ``~/.config/rlwatch/config.toml`` (platformdirs' user config dir).
 
-Two keys are read::
+Three keys are read::
 
     theme = "rlwatch-light"   # the theme to start in; the app writes it when you switch (t)
     ascii = true              # draw with ASCII only (the default follows the locale)
+    notify = ["ntfy://my-runs"]  # Apprise URLs the headless watcher tells (with --notify's)
 
 The app rewrites the file when the theme changes, keeping every other key;
 comments are not kept. A file that cannot be read is reported and ignored:
@@ -39,6 +40,7 @@ class Config:
 
     theme: str | None = None
     ascii: bool | None = None
+    notify: list[str] = field(default_factory=list)
     problem: str | None = None
     data: dict = field(default_factory=dict, repr=False)
 
@@ -59,7 +61,10 @@ def load_config(path: Path | None = None) -> Config:
         return Config(problem=f"{path}: theme must be a name in quotes; settings ignored")
     if ascii_only is not None and not isinstance(ascii_only, bool):
         return Config(problem=f"{path}: ascii must be true or false; settings ignored")
-    return Config(theme, ascii_only, data=data)
+    notify = data.get("notify", [])
+    if not isinstance(notify, list) or not all(isinstance(url, str) for url in notify):
+        return Config(problem=f"{path}: notify must be a list of Apprise URLs in quotes; settings ignored")
+    return Config(theme, ascii_only, notify, data=data)
 
 
 def save_theme(name: str, path: Path | None = None) -> str | None:

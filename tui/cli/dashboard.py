@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -30,6 +31,7 @@ HANGUP_GRACE_S = 2.0
 HANGUP_STATUS = 128 + 1  # what a shell reports for a process ended by SIGHUP
 
 if TYPE_CHECKING:
+    from tui.cli.notify import Notifier
     from tui.sources.replay import Replay
     from tui.ui.appearance import Appearance
 
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
 def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
                   on_critical: str | None = None, accept_new_host_key: bool = False,
                   gpu_hosts: tuple[str, ...] = (), theme: str | None = None,
-                  ascii_only: bool | None = None, mute: str | None = None) -> int:
+                  ascii_only: bool | None = None, mute: str | None = None,
+                  notify: Sequence[str] = ()) -> int:
     """The dashboard on a log file or run directory; returns the exit status.
 
     ``theme`` and ``ascii_only`` are ``--theme`` and ``--ascii``/``--unicode``
@@ -47,15 +50,38 @@ def run_dashboard(target: str, log: str | None, rules_file: str | None = None,
     if appearance is None:
         return exit_codes.USAGE
     try:
+        notifier = screen_notifier(notify)
+    except ValueError as error:  # a URL Apprise cannot use
+        print(f"rlwatch: {error}", file=sys.stderr)
+        return exit_codes.UNREADABLE
+    try:
         rules = load_rules(*override_paths(rules_file), mute=mute)
         opened = open_target(target, log, accept_new_host_key)
         session = RunSession(opened.source, rules=rules, run_dir=local_run_dir(target),
                              note=opened.note, gpu_hosts=gpu_hosts,
                              accept_new_host_key=accept_new_host_key, on_critical=on_critical,
                              mutes=RunMutes(opened.source.label))
-        return asyncio.run(_watch(session, appearance))
+        if notifier is not None:
+            from tui.cli.fleet import Found
+            from tui.cli.notify import notify_criticals
+            from tui.cli.run_list import Wanted
+
+            run = Found(Wanted(target))
+            notify_criticals(notifier, run.name, run.host, session)
+        return asyncio.run(_watch(session, appearance, notifier=notifier))
     except (SourceError, RuleFileError) as error:
         return _unreadable(error)
+
+
+def screen_notifier(urls: Sequence[str]) -> Notifier | None:
+    """The notifier of a screen's ``--notify`` URLs (only those: a screen opened on an old
+    crashed run must not tell config.toml's channels again each time), or None for none;
+    ValueError (NotifyUrlError) for a URL Apprise cannot use."""
+    if not urls:
+        return None
+    from tui.cli.notify import Notifier, channels
+
+    return Notifier(channels(urls))
 
 
 def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = None) -> int:
@@ -72,7 +98,8 @@ def run_demo(speed: float, theme: str | None = None, ascii_only: bool | None = N
         return _unreadable(error)
 
 
-async def _watch(session: RunSession, appearance: Appearance, name: str | None = None) -> int:
+async def _watch(session: RunSession, appearance: Appearance, name: str | None = None,
+                 notifier: Notifier | None = None) -> int:
     from tui.ui.app import RlwatchApp
 
     try:
@@ -82,6 +109,8 @@ async def _watch(session: RunSession, appearance: Appearance, name: str | None =
         await app.run_async()
     finally:
         await session.close()
+        if notifier is not None:
+            await notifier.close()
     return app.return_code or exit_codes.OK
 
 

@@ -13,7 +13,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,7 @@ from tui.sources.ssh.target import parse_target
 from tui.ui.run_line import run_name
 
 if TYPE_CHECKING:
+    from tui.cli.notify import Notifier
     from tui.sources.ssh.pool import ConnectionPool
     from tui.ui.appearance import Appearance
     from tui.ui.fleet_rows import FleetRow
@@ -48,6 +49,8 @@ class RunOptions:
     rules: list[RuleSpec]
     accept_new_host_key: bool = False
     on_critical: str | None = None
+    # Where the screens send each new critical finding (--notify), if anywhere.
+    notifier: Notifier | None = None
 
 
 def host_of(target: str) -> str:
@@ -147,6 +150,10 @@ def _opener(run: Found, pool: ConnectionPool, options: RunOptions,
                              on_critical=options.on_critical, watch_accelerators=host not in histories,
                              parse_pool=parse_pool, mutes=RunMutes(opened.source.label))
         session.accelerators = histories.setdefault(host, session.accelerators)
+        if options.notifier is not None:
+            from tui.cli.notify import notify_criticals
+
+            notify_criticals(options.notifier, run.name, host, session)
         return session
 
     return open_session
@@ -165,20 +172,21 @@ def _host_trouble(target: str, pool: ConnectionPool) -> Callable[[], str | None]
 def run_fleet(words: list[str], log: str | None, rules_file: str | None = None,
               on_critical: str | None = None, accept_new_host_key: bool = False,
               theme: str | None = None, ascii_only: bool | None = None,
-              mute: str | None = None) -> int:
+              mute: str | None = None, notify: Sequence[str] = ()) -> int:
     """The fleet screen on the runs ``words`` name; returns the exit status."""
-    from tui.cli.dashboard import _appearance
+    from tui.cli.dashboard import _appearance, screen_notifier
 
     appearance = _appearance(theme, ascii_only)
     if appearance is None:
-        return 2  # argparse's status for a bad argument
+        return exit_codes.USAGE
     try:
         rules = load_rules(*override_paths(rules_file), mute=mute)
         wanted_runs(words)  # an unknown @name or a bad runs.toml: said before the screen
-    except (RuleFileError, RunListError) as error:
+        notifier = screen_notifier(notify)
+    except (RuleFileError, RunListError, ValueError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE
-    options = RunOptions(log, rules, accept_new_host_key, on_critical)
+    options = RunOptions(log, rules, accept_new_host_key, on_critical, notifier)
     return asyncio.run(_fleet(words, options, appearance))
 
 
@@ -201,21 +209,34 @@ async def _fleet(words: list[str], options: RunOptions, appearance: Appearance) 
         await asyncio.gather(*(run.close() for run in runs), return_exceptions=True)
         await pool.close()
         parse_pool.close()
+        if options.notifier is not None:
+            await options.notifier.close()
     return app.return_code or exit_codes.OK
 
 
 # check A B [--json]
 
 
-def run_check_fleet(words: list[str], log: str | None, as_json: bool, rules_file: str | None,
-                    accept_new_host_key: bool, mute: str | None = None) -> int:
-    """``check`` on several runs: a JSON array (or each run's summary), and the worst exit
-    status of them all (3 when any could not be read)."""
+def checked_rules(words: list[str], rules_file: str | None,
+                  mute: str | None = None) -> list[RuleSpec] | None:
+    """The rules to judge ``words``' runs with (``mute``: --mute's rule ids), once the words are
+    known to name runs (an unknown @name or a bad runs.toml); None once why not is said on
+    stderr."""
     try:
         rules = load_rules(*override_paths(rules_file), mute=mute)
         wanted_runs(words)
     except (RuleFileError, RunListError) as error:
         print(f"rlwatch: {error}", file=sys.stderr)
+        return None
+    return rules
+
+
+def run_check_fleet(words: list[str], log: str | None, as_json: bool, rules_file: str | None,
+                    accept_new_host_key: bool, mute: str | None = None) -> int:
+    """``check`` on several runs: a JSON array (or each run's summary), and the worst exit
+    status of them all (3 when any could not be read)."""
+    rules = checked_rules(words, rules_file, mute)
+    if rules is None:
         return exit_codes.UNREADABLE
     results = asyncio.run(_check_all(words, RunOptions(log, rules, accept_new_host_key)))
     if as_json:

@@ -25,6 +25,11 @@ Watch a verl (PPO/GRPO) training run from the terminal.
   rlwatch PATH PATH…         the fleet: one row per run, worst first; enter opens
                              one. Also @NAME (a run or group in runs.toml) and
                              globs (gpu-host:'/runs/*')
+  rlwatch watch PATH… --headless
+                             no screen, for leaving running: one line per event
+                             (crashed, stalled, moving again, finished); --notify
+                             URL sends them (Slack, ntfy, mail… Apprise URLs),
+                             --metrics-port serves the runs to Prometheus
   rlwatch check PATH…        read the run(s) once and report (exit 0 ok, 1 warning,
                              2 critical, 3 unreadable); --json for scripts
   rlwatch demo               dashboard on a bundled real run, replayed at speed
@@ -162,11 +167,32 @@ def build_parser() -> argparse.ArgumentParser:
                        help="other nodes of a multi-node run whose accelerators to show too "
                             "(ssh_config aliases or [user@]host; repeatable)")
     _add_look_options(watch)
+    unattended = watch.add_argument_group(
+        "unattended", "with --headless: no screen; one line per event on stdout, for tmux, "
+                      "nohup or a systemd user service")
+    unattended.add_argument("--headless", action="store_true",
+                            help="watch without a screen and print each event (a new critical "
+                                 "finding, a stalled run moving again, a run finished)")
+    unattended.add_argument("--json", action="store_true", help="print each event as a JSON line")
+    unattended.add_argument("--warnings", action="store_true", help="tell new warnings too")
+    unattended.add_argument("--notify", metavar="URL", action="append", default=[],
+                            help="send each event to this Apprise URL too (slack://…, ntfy://…, "
+                                 "mailto://…, json://…; repeatable; the headless watcher also "
+                                 "sends to notify = [...] in ~/.config/rlwatch/config.toml); "
+                                 "without --headless, each new critical finding the screen shows")
+    unattended.add_argument("--remind", metavar="HOURS", type=float,
+                            help="say again at most every HOURS while a run stays critical")
+    unattended.add_argument("--metrics-port", metavar="[ADDRESS:]PORT",
+                            help="serve every run's state, step, timing, key metrics and findings "
+                                 "to Prometheus on PORT (127.0.0.1 unless ADDRESS is given)")
 
     check = commands.add_parser("check", help="read a run once, print a report, exit with its state")
     check.add_argument("target", metavar="PATH", nargs="+", help=FLEET_TARGETS)
     check.add_argument("--json", action="store_true",
                        help="print one JSON object (several runs: an array of them)")
+    check.add_argument("--format", choices=("text", "json", "openmetrics"), default="text",
+                       help="openmetrics: the runs' state, step, timing, key metrics and findings "
+                            "for node_exporter's textfile collector (as --metrics-port serves them)")
     _add_log_option(check, mute=True)
 
     demo = commands.add_parser("demo", help="the dashboard on a bundled real run, replayed at speed")
@@ -294,6 +320,16 @@ def _end_process(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _headless_only(args: argparse.Namespace) -> str | None:
+    """The first option given that only the headless watcher takes, or None."""
+    for option, given in (("--json", args.json), ("--warnings", args.warnings),
+                          ("--remind", args.remind is not None),
+                          ("--metrics-port", args.metrics_port is not None)):
+        if given:
+            return option
+    return None
+
+
 def _dispatch(argv: list[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -318,7 +354,24 @@ def _dispatch(argv: list[str] | None) -> int:
         one_run = not is_fleet(targets)
         if one_run:
             look_for_liboqs_early(targets[0])
+    if args.command == "watch" and (args.headless or _headless_only(args)):
+        if not args.headless:
+            parser.error(f"{_headless_only(args)} needs --headless")
+        if args.on_critical or args.gpus:
+            parser.error("--headless tells through --notify; --on-critical and --gpus are the screens'")
+        from tui.cli.watch import run_headless
+
+        return run_headless(args.target, args.log, args.rules, args.accept_new_host_key, args.json,
+                            args.warnings, args.notify, args.remind, args.metrics_port, args.mute)
+    if args.command == "check" and args.format == "openmetrics":
+        if args.json:
+            parser.error("--json and --format openmetrics: give one")
+        from tui.cli.metrics import run_check_openmetrics
+
+        return run_check_openmetrics(args.target, args.log, args.rules, args.accept_new_host_key,
+                                     args.mute)
     if args.command == "check":
+        args.json = args.json or args.format == "json"
         if not one_run:
             from tui.cli.fleet import run_check_fleet
 
@@ -366,12 +419,14 @@ def _dispatch(argv: list[str] | None) -> int:
         from tui.cli.fleet import run_fleet
 
         return run_fleet(args.target, args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, args.theme, args.ascii, args.mute)
+                         args.accept_new_host_key, args.theme, args.ascii, args.mute,
+                         args.notify)
     from tui.cli.dashboard import run_dashboard
 
     gpu_hosts = tuple(host for group in args.gpus for host in group.split(",") if host)
     return run_dashboard(args.target[0], args.log, args.rules, args.on_critical,
-                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii, args.mute)
+                         args.accept_new_host_key, gpu_hosts, args.theme, args.ascii, args.mute,
+                         args.notify)
 
 
 if __name__ == "__main__":

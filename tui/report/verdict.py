@@ -205,3 +205,21 @@ def _resources(model: RunModel) -> list[Check]:
                         "below the device limit", None,
                         "The peak memory must stay under the device's limit (no OOM risk)."))
     return checks
+
+
+def verdict_line(report: Report) -> str:
+    """The report in one line, for a message that says a run is over: where it ended, the
+    final validation score where it printed one, and the end-of-run checks that failed."""
+    total = f"/{report.total_steps}" if report.total_steps else ""
+    parts = [f"{report.state} at step {report.last_step}{total}"]
+    for check in report.task:
+        if check.name.startswith("final validation") and check.value is not None:
+            parts.append(f"{check.name.removeprefix('final validation ')} {check.value:.4g}")
+            break
+    checks = report.task + report.stability + report.resources
+    failed = [check.name for check in checks if check.passed is False]
+    judged = [check for check in checks if check.passed is not None]
+    if judged:
+        parts.append(f"{len(judged) - len(failed)} of {len(judged)} end-of-run checks pass"
+                     + (f" (failing: {', '.join(failed)})" if failed else ""))
+    return "; ".join(parts)

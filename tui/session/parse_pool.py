@@ -75,7 +75,7 @@ def scan_batch(scanner: LogScanner, batch: Batch) -> tuple[LogScanner, Scanned]:
 
 
 def _worker_start() -> None:
-    """Ignore Ctrl-C (the app's to handle) and, on Linux, end when the process that made
+    """Ignore Ctrl-C (the app's to handle), end on SIGTERM, and, on Linux, end when the process that made
     this worker does: a worker blocked on its queue would otherwise outlive an rlwatch
     killed with SIGKILL (a fork holds the queue's other end itself, so it never sees EOF).
     The heap a fork inherits (Textual, asyncssh, the app) is frozen out of the garbage
@@ -83,6 +83,9 @@ def _worker_start() -> None:
     (20 scans of a 1,120-step run: 0.92× the worker's CPU, 0.6× its page faults)."""
     gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A fork inherits the parent's handlers: the headless watcher's asyncio one for SIGTERM
+    # only wakes a loop the worker does not run, and would swallow the signal below.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform == "linux":
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 

@@ -66,6 +66,8 @@ class RunChanged:
     # The log has been read to the end it had when followed (once a session): a fleet
     # draws the run's row now rather than at its next round.
     caught_up: bool = False
+    # The log was truncated or replaced: what it said before is a past run's.
+    reset: bool = False
 
 
 Listener = Callable[[RunChanged], None]
@@ -108,6 +110,7 @@ class RunSession:
         self.parse_pool = parse_pool
         self._alerts = CriticalAlerts()
         self._listeners: list[Listener] = []
+        self._critical_listeners: list[Callable[[list[Finding]], None]] = []
         self._hooks: set[asyncio.Task[None]] = set()
         # The job's nodes whose accelerators are followed (a Ray or Slurm job's ``nodes``).
         self._nodes: dict[str, asyncio.Task[None]] = {}
@@ -118,6 +121,10 @@ class RunSession:
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change from now on (on the session's event loop)."""
         self._listeners.append(listener)
+
+    def listen_criticals(self, listener: Callable[[list[Finding]], None]) -> None:
+        """Call ``listener`` with the critical findings ``new_criticals`` announces (``--notify``)."""
+        self._critical_listeners.append(listener)
 
     def _tell(self, change: RunChanged) -> None:
         for listener in self._listeners:
@@ -237,8 +244,12 @@ class RunSession:
 
     def new_criticals(self) -> list[Finding]:
         """The critical findings not announced before, each announced now: the ``--on-critical``
-        command runs with it (its problems come back as notices). The bell is the viewer's."""
+        command runs with it (its problems come back as notices), and the ``listen_criticals``
+        listeners are given them. The bell is the viewer's."""
         fresh = self._alerts.new(self.findings)
+        if fresh:
+            for listener in self._critical_listeners:
+                listener(fresh)
         if self.on_critical:
             for finding in fresh:
                 self._spawn(self._hook(self.on_critical, finding))
@@ -343,6 +354,6 @@ class RunSession:
     def _source_event(self, event: Status | Reset) -> None:
         if isinstance(event, Reset):
             self._alerts.reset()  # the findings to come are a new run's
-            self._tell(RunChanged(model=True, notice=(event.reason, "notice")))
+            self._tell(RunChanged(model=True, notice=(event.reason, "notice"), reset=True))
         else:
             self._notice(event.text, "ok" if event.ok else "error")
