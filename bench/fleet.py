@@ -78,7 +78,7 @@ from tui.ui.fleet_app import FleetApp
 
 def tree():
     # This process and every live one below it (the fleet's parse workers), found by their
-    # parents in /proc/*/stat (gVisor, on the lent machine, has no /proc/PID/task/*/children).
+    # parents in /proc/*/stat (gVisor, under which some servers run it, has no /proc/PID/task/*/children).
     parents = {{}}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -126,7 +126,7 @@ async def main(mode, targets, idle_s, steps):
             pooled = [parse_pool]
         except ImportError:  # a checkout from before the pool (--against)
             parse_pool, pooled = None, []
-        try:  # the globs expanded on the screen, as rlwatch does since session 9
+        try:  # the globs expanded on the screen, as rlwatch does since 2026-11-28
             from tui.cli.fleet import listed_runs
             found = listed_runs(targets)
         except ImportError:  # a checkout from before (--against)

@@ -101,7 +101,7 @@ def key_times(steps: int, rounds: int) -> dict[str, list[float]]:
 
 def labels_of(group: str) -> list[str]:
     """The labels of ``group``'s keys, each once: ``esc → dashboard`` comes three times a
-    loop and keeps all its times under the one label, which sessions 3 to 7 counted three
+    loop and keeps all its times under the one label, which the figures before 2026-11-28 counted three
     times over (of 4 rounds' 40 screen presses, 64 were pooled, 36 of them that esc)."""
     return list(dict.fromkeys(label for label, _, g in LOOP if g == group))
 

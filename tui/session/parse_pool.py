@@ -54,7 +54,7 @@ _PR_SET_PDEATHSIG = 1
 def worker_count() -> int:
     """A worker per core this process may use (at most ``_MOST_WORKERS``). The event loop
     keeps no core of its own: through a fleet's opening it mostly waits on the workers
-    (session 9, rlwatch on two cores of the lent machine: its loop idle two fifths of the
+    (2026-11-28, rlwatch on two cores of a 16-core Xeon server: its loop idle two fifths of the
     opening with one worker; with two, the opening 0.84× as long)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(_MOST_WORKERS, cores))

@@ -34,18 +34,18 @@ DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes
 # must be looked for anyway, where ``because`` stops at every "about" of the chatter.
 # The scanner checks whole needles on the lines grep picks, so a part's chance matches
 # cost only the bytes of their lines. A needle missing here is looked for whole.
-# Measured when chosen (session 7, shared 2-CPU machine, `python bench/needle_forms.py
+# Measured when chosen (2026-11-27, aa6b485, a 2-CPU AMD EPYC VM shared with other jobs, `python bench/needle_forms.py
 # --logs DIR`, grep CPU seconds per GiB, the parts chosen by first-byte rank before → these):
 # seed 001's chatter 1.38 → 1.11, bench/make_log.py's 0.99 → 0.82, the corpus 0.70 → 0.64;
 # chosen again once prime-rl's, the notebook table's and Check failed's needles came (the
 # tool's run beside the set with those whole: 1.15 → 1.14, 0.86 → 0.85, 0.69 → 0.68).
-# Session 8's torchrun needle ``received by PID``, looked for whole, stopped grep at every ``r``:
+# torchrun's needle ``received by PID`` (b536a3b), looked for whole, stopped grep at every ``r``:
 # +36% on bench/make_log.py's log (0.099 → 0.135 CPU-s for 128 MiB) and +24% on the chatter; its
 # part ``y PID`` costs nothing measurable on either or on the corpus (``by PID`` +12% on the chatter).
-# Session 9's Slurm memory kill, ``exceeded memory limit`` whole, stopped grep at every ``e``: +63%
+# Slurm's memory kill (1c63806), ``exceeded memory limit`` whole, stopped grep at every ``e``: +63%
 # on the chatter, +24% on the make log (grep CPU, 128 MiB of each); its part ``xceeded memory limit``
 # costs +1% and +5% (within the spread of five runs).
-# Round 8a's verl worker total, ``, num_warmup_steps: ``, is looked for whole: its part
+# verl's worker total (b1be79d), ``, num_warmup_steps: ``, is looked for whole: its part
 # ``_warmup_steps: `` cost grep +8% CPU on the chatter and +11% on the make log (1 GiB of each,
 # medians of five), the whole needle nothing measurable (1.00× both); the remote check of the
 # make log had gone 1.40× → 1.55× of its baseline with the part.

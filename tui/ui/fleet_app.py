@@ -39,7 +39,7 @@ ROWS_JUDGE_BUDGET_SECONDS = 0.1
 ROWS_SOON_SECONDS = 0.05
 # A redraw's own time undercounts it: the table it changes is rendered after it, all of it
 # (DataTable drops every cached cell at any change), ~10 ms for twenty rows. Drawn at every
-# run read (session 10: 16 redraws in a 20-run opening), those renders were a quarter of
+# run read (before 1d37268: 16 redraws in a 20-run opening), those renders were a quarter of
 # the event loop's time, which the loading runs wait on; four a second still show the rows
 # filling in.
 ROWS_LOADING_SECONDS = 0.25
