@@ -406,7 +406,7 @@ def test_a_bad_value_is_one_line_and_status_3(tmp_path, option, said):
 def test_options_of_the_headless_watcher_need_it(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tui", "watch", str(tmp_path), "--json"],
                           capture_output=True, text=True, cwd=REPO, timeout=60)
-    assert done.returncode == 2 and "--json needs --headless" in done.stderr
+    assert done.returncode == 3 and "--json needs --headless" in done.stderr  # a usage error
 
 
 def test_the_channels_in_config_toml_are_told_too(tmp_path, webhook, watchers):
