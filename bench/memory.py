@@ -92,6 +92,7 @@ _DASHBOARD = r"""
 import asyncio, sys
 from pathlib import Path
 sys.path.insert(0, {repo!r})
+from tui.heap import map_large_buffers
 from tui.session.run_session import RunSession
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
@@ -101,6 +102,7 @@ def status():
             if line.startswith("Vm")}}
 
 async def main(log, steps):
+    map_large_buffers()  # as ``rlwatch`` does first thing
     app = RlwatchApp([RunSession(LocalFile(Path(log)))])
     async with app.run_test(size=(120, 40)) as pilot:
         while app.model.step_count < steps or not app.up_to_date:
