@@ -6,11 +6,11 @@ model and parser, before any run data.
 
 ``scale_rows`` (``python bench/memory.py --scale [STEPS]``) reads a log of
 nothing but step lines (bench/make_log.py ``--steps``: 1,000,000 lines of 28
-keys, 973 MiB) the two ways a user does: ``rlwatch check LOG --json`` as a whole
+keys, 1,020 MB) the two ways a user does: ``rlwatch check LOG --json`` as a whole
 process (its peak RSS from the kernel's accounting, ``wait4``), and the
 dashboard (the real app, headless) until every step is in, drawn and judged
 (its peak and its RSS then, from /proc). The baseline is the values' own
-size, 8 bytes each.
+size, 8 bytes each. Megabytes here are 10^6 bytes.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 
 def status():
-    return {{line.split(":")[0]: int(line.split()[1]) / 1024 for line in open("/proc/self/status")
+    return {{line.split(":")[0]: int(line.split()[1]) * 1024 / 1e6 for line in open("/proc/self/status")
             if line.startswith("Vm")}}
 
 async def main(log, steps):
@@ -117,12 +117,12 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 
 
 def check_peak(log: Path) -> tuple[float, float, float]:
-    """``rlwatch check LOG --json`` as a whole process: (peak RSS MB, CPU s, wall s)."""
+    """``rlwatch check LOG --json`` as a whole process: (peak RSS in MB, CPU s, wall s)."""
     started = time.monotonic()
     process = subprocess.Popen([sys.executable, "-m", "tui", "check", str(log), "--json"],
                                stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
     _, _, usage = os.wait4(process.pid, 0)
-    return usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, time.monotonic() - started
+    return usage.ru_maxrss * 1024 / 1e6, usage.ru_utime + usage.ru_stime, time.monotonic() - started
 
 
 def dashboard_peak(log: Path, steps: int) -> dict:
@@ -141,11 +141,11 @@ def scale_rows(steps: int = 1_000_000, folder: Path | None = None) -> list[Row]:
     log = folder / f"steps_{steps}.log"
     if not log.exists():
         build_steps(log, steps)
-    values = steps * len(STEP_KEYS) * 8 / 2**20
-    size = log.stat().st_size / 2**20
+    values = steps * len(STEP_KEYS) * 8 / 1e6  # MB, as the RSS figures (10^6 bytes)
+    size = log.stat().st_size / 1e6
     peak, cpu, wall = check_peak(log)
     shown = dashboard_peak(log, steps)
-    workload = f"{steps:,} steps × {len(STEP_KEYS)} keys, a {size:.0f} MiB log of step lines alone"
+    workload = f"{steps:,} steps × {len(STEP_KEYS)} keys, a {size:.0f} MB log of step lines alone"
     return [
         Row(f"peak RSS, `rlwatch check LOG --json`, {workload}",
             f"{peak:.0f} MB = {peak / values:.2f}× the values ({cpu:.1f} CPU-s, {wall:.1f} s)",
