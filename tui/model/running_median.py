@@ -3,7 +3,7 @@
 The stalled rule compares the run's silence with its typical step time, the
 median of every step's time, and the dashboard judges a followed run a few
 times a second. Worked out afresh, the median of a million steps is a sort of a
-million values (0.4 s) per judgement; kept as the series' values in sorted
+million values (0.22 CPU-s here) per judgement; kept as the series' values in sorted
 order, a new step is one insertion into that order.
 """
 

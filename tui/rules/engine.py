@@ -100,7 +100,7 @@ class RuleEngine:
         # every point: call again (the work done so far is kept).
         self.behind = False
         # The step-time series' median, kept as it grows: a median of a million steps
-        # worked out afresh costs 0.4 s, and a followed dashboard judges a few times a second.
+        # worked out afresh costs 0.22 CPU-s, and a followed dashboard judges a few times a second.
         self._typical: RunningMedian | None = None
 
     def evaluate(self, model: RunModel, now: float, budget_s: float | None = None,
