@@ -88,6 +88,7 @@ async def test_a_log_growing_steadily_is_redrawn_twice_a_second_not_on_every_ste
 
         app.dashboard.show_model = counted  # type: ignore[method-assign]
         step = app.model.step_index.last_step()
+        began = time.monotonic()
         with open(log, "ab") as handle:
             for _ in range(40):  # two seconds of 20 step lines a second
                 step += 1
@@ -96,5 +97,6 @@ async def test_a_log_growing_steadily_is_redrawn_twice_a_second_not_on_every_ste
                 await asyncio.sleep(0.05)
         await wait_for(pilot, lambda: app.model.step_index.last_step() == step and app.up_to_date,
                        "the last step drawn")
-    assert 2 <= len(redraws) <= 6
+    # Forty changes, drawn in a few frames however slowly a loaded machine wrote them.
+    assert 2 <= len(redraws) <= (redraws[-1] - began) / FOLLOW_REDRAW_SECONDS + 2
     assert all(later - earlier >= FOLLOW_REDRAW_SECONDS * 0.9 for earlier, later in zip(redraws, redraws[1:]))
