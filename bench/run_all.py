@@ -5,7 +5,8 @@
 Each figure sits next to a baseline measured in the same run. ``--quick``
 uses a 256 MiB log and a shorter idle window (for a look, not for the README).
 ``--logs DIR`` keeps the two big workloads' logs there (bench/make_log.py's and
-seed 001's chatter, ``make_<MiB>.log`` and ``chatter_<MiB>.log``) and reuses them.
+seed 001's chatter, ``make_<MiB>.log`` and ``chatter_<MiB>.log``), and the log of
+step lines alone (``steps_<N>.log``), and reuses them.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ def main() -> None:
     rows += check_vs_grep.rows(size, folder=folder)
     rows += local_open.rows((size,))
     rows += memory.rows()
+    rows += memory.scale_rows(100_000 if quick else 1_000_000, folder=folder)
     rows += ui_latency.rows()
     rows += ui_keys.rows()
     rows += idle_cpu.rows(15.0 if quick else 60.0)
+    rows += idle_cpu.follow_rows(repeats=1 if quick else 3)
     print_table(rows, machine())
     remote = Path(__file__).with_name("ssh_backfill.py")
     box = Path(__file__).with_name("grep_pieces.py")

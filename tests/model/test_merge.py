@@ -138,11 +138,12 @@ def test_memory_stays_at_one_byte_per_value_above_the_values():
         model.apply([StepRecord(s, dict.fromkeys(keys, s * 0.0011), 0, 0) for s in steps], now=0.0,
                     source=JSONL)
     values = 2000 * 150
+    assert all(isinstance(series.steps, range) for series in model.series.values())
     used = sum(a.buffer_info()[1] * a.itemsize
                for series in model.series.values()
-               for a in (series.steps, series.values, series._sources))
-    # 8 (step) + 8 (value) + 1 (source) bytes: 100,000 steps × 150 metrics = 255 MB.
-    assert used == values * 17
+               for a in (series.values, series._sources))
+    # 8 (value) + 1 (source) bytes, the steps 1…2000 a range: 100,000 steps × 150 metrics = 135 MB.
+    assert used == values * 9
 
 
 def test_a_column_goes_in_whole_only_after_the_last_step_and_only_from_the_console():

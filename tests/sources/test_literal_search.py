@@ -99,3 +99,44 @@ def test_slices_read_the_file_there_when_they_were_asked_for_even_if_it_is_repla
         release.set()
         found = [line for part in parts for line in part.result()]
     assert len(found) == 200
+
+
+def test_slices_are_scanned_at_most_a_thread_apiece_ahead_of_the_caller(tmp_path):
+    # A log of nothing but step lines matches whole: were every slice scanned at once, a
+    # million-step log's gigabyte of lines would be held before the first were parsed.
+    from concurrent.futures import ThreadPoolExecutor
+
+    class CountingPool(ThreadPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args, **kwargs):
+            self.submitted += 1
+            return super().submit(*args, **kwargs)
+
+    body = b"".join(b"step:%d - a:1\n" % i for i in range(400))
+    path = tmp_path / "log"
+    path.write_bytes(body)
+    search = LiteralSearch(NEEDLES)
+    with CountingPool(2) as pool:
+        parts = search.slices(path, len(body), pool, 2)
+        assert pool.submitted == 3  # the first slice and two ahead of it
+        first = next(parts).result()
+        assert pool.submitted == 4
+        rest = [line for part in parts for line in part.result()]
+    assert pool.submitted == 8
+    assert first + rest == search.lines(path, len(body))
+
+
+def test_slices_closed_early_close_the_file_once_those_started_are_done(tmp_path):
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = b"".join(b"step:%d - a:1\n" % i for i in range(400))
+    path = tmp_path / "log"
+    path.write_bytes(body)
+    before = len(os.listdir("/proc/self/fd"))
+    with ThreadPoolExecutor(2) as pool:
+        parts = LiteralSearch(NEEDLES).slices(path, len(body), pool, 2)
+        next(parts).result()
+        parts.close()
+    assert len(os.listdir("/proc/self/fd")) == before

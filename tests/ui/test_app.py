@@ -65,3 +65,38 @@ async def test_up_to_date_once_the_run_as_read_is_drawn_and_judged(tmp_path):
             handle.write(f"step:{app.model.step_index.last_step() + 1} - critic/score/mean:0.5\n".encode())
         await wait_for(pilot, lambda: app.model.step_count == steps + 1 and app.up_to_date,
                        "the new step drawn and judged")
+
+
+async def test_a_log_growing_steadily_is_redrawn_twice_a_second_not_on_every_step(tmp_path):
+    # A run logging 20 step lines a second was redrawn ten times a second: every panel
+    # rendered and the run judged each time, a sixth of a core for frames no one reads.
+    import asyncio
+    import time
+
+    from tui.ui.app import FOLLOW_REDRAW_SECONDS
+
+    log = copy_run(tmp_path)
+    app = open_app(log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: app.model.step_count and app.up_to_date, "the run drawn and judged")
+        redraws: list[float] = []
+        show_model = app.dashboard.show_model
+
+        async def counted() -> None:
+            redraws.append(time.monotonic())
+            await show_model()
+
+        app.dashboard.show_model = counted  # type: ignore[method-assign]
+        step = app.model.step_index.last_step()
+        began = time.monotonic()
+        with open(log, "ab") as handle:
+            for _ in range(40):  # two seconds of 20 step lines a second
+                step += 1
+                handle.write(f"step:{step} - critic/score/mean:0.5\n".encode())
+                handle.flush()
+                await asyncio.sleep(0.05)
+        await wait_for(pilot, lambda: app.model.step_index.last_step() == step and app.up_to_date,
+                       "the last step drawn")
+    # Forty changes, drawn in a few frames however slowly a loaded machine wrote them.
+    assert 2 <= len(redraws) <= (redraws[-1] - began) / FOLLOW_REDRAW_SECONDS + 2
+    assert all(later - earlier >= FOLLOW_REDRAW_SECONDS * 0.9 for earlier, later in zip(redraws, redraws[1:]))

@@ -235,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: no traceback for Ctrl-C or a closed pipe (``| head``);
     nothing written to stderr can drive the terminal (it may quote a log's text)."""
     from tui.cli.inert_stream import InertStream
+    from tui.heap import map_large_buffers
 
+    map_large_buffers()  # a million-step run's arrays must not fragment the heap (tui.heap)
     stderr = sys.stderr
     sys.stderr = InertStream(stderr)
     try:

@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from enum import IntEnum
 
-from tui.model.series import Series
+from tui.model.series import Series, steps_appended, steps_extended
 
 
 class Source(IntEnum):
@@ -104,12 +104,12 @@ class TaggedSeries(Series):
             return self._offer_earlier(step, value, source)
         # A new last step, the case of nearly every value: no search, no rule
         # (Series._append inline: a fleet's opening appends a million values).
-        steps.append(step)
+        self.steps = steps_appended(steps, step)
         self.values.append(value)
         if self._sources is not None:
             self._sources.append(source)
         elif source:  # not the console (0): the first value from elsewhere
-            self._start_tags(len(steps) - 1, source)
+            self._start_tags(len(self.steps) - 1, source)
         return True
 
     def extend(self, steps: Sequence[int], values: Sequence[float], source: Source) -> bool:
@@ -118,7 +118,7 @@ class TaggedSeries(Series):
         caller then offers them one by one)."""
         if source or self._sources is not None or (self.steps and steps[0] <= self.steps[-1]):
             return False
-        self.steps.extend(steps)
+        self.steps = steps_extended(self.steps, steps)
         self.values.extend(values)
         return True
 

@@ -1,7 +1,11 @@
 """A metric's values over steps, stored compactly.
 
-A week-long run can hold 100,000 steps × 150 metrics; two typed arrays per
-metric keep that in a few hundred megabytes where a dict per step would not.
+A week-long run can hold 100,000 steps × 150 metrics; a typed array of values
+per metric keeps that in a few hundred megabytes where a dict per step would
+not. The steps beside them nearly always step evenly (1, 2, 3, … for training
+metrics, every tenth for validation): they are held as a ``range`` (a few
+bytes for a million steps: half a million-step run's memory otherwise) until a
+step breaks the stride, and as a typed array from then on.
 Steps almost always arrive in order, so appends are O(1); a re-printed step
 (a validation line at a resumed step, steps re-done after a restart) is
 found by bisection and overwritten: the later line wins.
@@ -12,11 +16,56 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 from functools import reduce
 from operator import add
+from typing import TypeAlias
 
 # Points per block summary (see Series._block_lo).
 BLOCK = 64
+
+# A series' steps: evenly strided ones as a range, any others as an array.
+Steps: TypeAlias = "range | array[int]"
+
+
+def steps_appended(steps: Steps, step: int) -> Steps:
+    """``steps`` with ``step`` (past their last) after them: a range while the stride holds
+    (a second step sets it), else an array (made once, then appended to in place)."""
+    if isinstance(steps, range):
+        if len(steps) < 2:
+            stride = step - steps[0] if steps else 1
+            return range(steps[0] if steps else step, step + stride, stride)
+        if step == steps[-1] + steps.step:
+            return range(steps.start, step + steps.step, steps.step)
+        steps = array("q", steps)
+    steps.append(step)
+    return steps
+
+
+def steps_extended(steps: Steps, more: Sequence[int]) -> Steps:
+    """``steps`` with ``more`` (ascending, past their last) after them, a range while every
+    step keeps the stride."""
+    if not more:
+        return steps
+    if isinstance(steps, range):
+        first = steps[0] if steps else more[0]
+        stride = steps.step if len(steps) > 1 else (more[0] - first if steps else
+                                                    (more[1] - more[0] if len(more) > 1 else 1))
+        stop = more[-1] + stride
+        if stride > 0 and stop - first == stride * (len(steps) + len(more)) and \
+                array("q", more) == array("q", range(more[0], stop, stride)):
+            return range(first, stop, stride)
+        steps = array("q", steps)
+    steps.extend(more)
+    return steps
+
+
+def steps_inserted(steps: Steps, at: int, step: int) -> array[int]:
+    """``steps`` with ``step`` inserted at index ``at`` (an array from then on)."""
+    if isinstance(steps, range):
+        steps = array("q", steps)
+    steps.insert(at, step)
+    return steps
 
 
 class Series:
@@ -26,7 +75,7 @@ class Series:
                  "_stale", "_sum", "_count", "_summarised")
 
     def __init__(self) -> None:
-        self.steps = array("q")
+        self.steps: Steps = range(0)
         self.values = array("d")
         # Bumped whenever a point other than a new last one changes, so a
         # reader that works incrementally (the rules) knows to start over.
@@ -66,13 +115,13 @@ class Series:
         if at < len(steps) and steps[at] == step:
             self._overwrite(at, value)
         else:
-            steps.insert(at, step)
+            self.steps = steps_inserted(steps, at, step)
             self.values.insert(at, value)
             self._history_changed()
 
     def _append(self, step: int, value: float) -> None:
         """A new last point (the summaries take it in when next read)."""
-        self.steps.append(step)
+        self.steps = steps_appended(self.steps, step)
         self.values.append(value)
 
     def _overwrite(self, at: int, value: float) -> None:

@@ -159,13 +159,21 @@ class LogScanner:
         A line without one of the whole ``NEEDLES`` gives nothing, as in
         ``feed``: grep looks for parts of them (``tui.sources.grep_filter``).
         """
-        found = [at for needle in NEEDLES if (at := line.find(needle)) != -1]
-        if not found:
+        # Where every needle lies matters only past a hole's NULs; elsewhere the first needle
+        # found will do (a million-step log's lines each searched for all ~80 needles whole
+        # took twice the CPU of the parse itself).
+        if HOLE in line:
+            found = [at for needle in NEEDLES if (at := line.find(needle)) != -1]
+            if found:
+                start = after_hole(line, 0, min(found))
+                line, offset = line[start:], offset + start
+            has_needle = bool(found)
+        else:
+            has_needle = any(needle in line for needle in NEEDLES)
+        if not has_needle:
             if len(line) > MAX_LINE_BYTES:
                 self.skipped_lines += 1
             return []
-        start = after_hole(line, 0, min(found))
-        line, offset = line[start:], offset + start
         if len(line) > MAX_LINE_BYTES:
             self.skipped_lines += 1
             return []

@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
@@ -39,6 +40,10 @@ CHUNK_BYTES = 512 * 1024
 # scanned: the caller parses the first slices' lines while the threads scan the rest
 # (and a dashboard shows its first steps after a slice, not after the whole file).
 SLICES_PER_WORKER = 4
+# A slice covers at most this much of the file. Its matching lines are held from its
+# scan until the caller takes them, and in a log that is all step lines (a run of a
+# million steps: 1 GB) every line matches: the lines held stay a few slices' worth.
+SLICE_BYTES = 8 * 1024 * 1024
 # A line is read whole up to this length; a longer one is junk (the scanner skips
 # lines over 16 MiB) and is passed over.
 LONGEST_LINE = 32 * 1024 * 1024
@@ -77,38 +82,29 @@ class LiteralSearch:
                     for line in part.result()]
 
     def slices(self, path: str | os.PathLike[str], end: int, pool: Executor, workers: int,
-               chunk_bytes: int = CHUNK_BYTES) -> list[Future[list[tuple[int, bytes]]]]:
+               chunk_bytes: int = CHUNK_BYTES) -> Slices:
         """``lines``, as one future per slice of ``[0, end)`` in file order, scanned on ``pool``
-        (``workers`` threads: ``SLICES_PER_WORKER`` slices each).
+        (``workers`` threads: ``SLICES_PER_WORKER`` slices each, more where a slice would
+        exceed ``SLICE_BYTES``), at most ``workers`` of them ahead of the one taken last.
 
         The file is opened once, here: every slice reads the file that was there
         now, even if a rotation puts another under the name meanwhile. It is
-        closed when the last slice is done (or cancelled).
+        closed when the last slice is done, or those started are once the caller
+        closes the slices early.
         """
         if end <= 0:
-            return []
-        count = max(1, workers) * SLICES_PER_WORKER
+            return Slices([], workers, lambda _start, _stop: pool.submit(list))  # never called
+        count = max(max(1, workers) * SLICES_PER_WORKER, -(-end // SLICE_BYTES))
         descriptor = os.open(path, os.O_RDONLY)
         try:
             cuts = sorted({0, end, *(_line_start_after(descriptor, end * i // count, end)
                                      for i in range(1, count))})
-            parts = [pool.submit(self._scan, descriptor, start, stop, chunk_bytes)
-                     for start, stop in zip(cuts, cuts[1:])]
+            return Slices(list(zip(cuts, cuts[1:])), workers,
+                          lambda start, stop: pool.submit(self._scan, descriptor, start, stop, chunk_bytes),
+                          lambda: os.close(descriptor))
         except BaseException:
             os.close(descriptor)
             raise
-        left = [len(parts)]
-        lock = threading.Lock()
-
-        def close_after_the_last(_: Future[list[tuple[int, bytes]]]) -> None:
-            with lock:
-                left[0] -= 1
-                if left[0] == 0:
-                    os.close(descriptor)
-
-        for part in parts:
-            part.add_done_callback(close_after_the_last)
-        return parts
 
     def _scan(self, descriptor: int, start: int, stop: int, chunk_bytes: int) -> list[tuple[int, bytes]]:
         """The matching lines of ``[start, stop)`` (both line starts), read into one buffer the
@@ -144,6 +140,72 @@ class LiteralSearch:
             out += [(at + begin, line) for begin, line in _whole_lines(buffer, cut, sorted(ends))]
             at, size = at + cut, chunk_bytes
         return out
+
+
+Scan = Callable[[int, int], "Future[list[tuple[int, bytes]]]"]
+
+
+class Slices:
+    """The futures of a file's slices in file order, each slice submitted only when it is at
+    most ``ahead`` slices past the one the caller took last: scanning at memory speed, the
+    threads would otherwise hold every line of the file before the caller parsed a few.
+    ``on_done`` runs once every slice submitted is done and no more will be (all were
+    taken, or ``close`` was called)."""
+
+    def __init__(self, ranges: list[tuple[int, int]], ahead: int, scan: Scan,
+                 on_done: Callable[[], None] | None = None) -> None:
+        self._ranges = iter(ranges)
+        self._scan = scan
+        self._waiting: deque[Future[list[tuple[int, bytes]]]] = deque()
+        self._running = 0
+        self._closed = False
+        self._on_done = on_done
+        self._lock = threading.Lock()
+        for _ in range(max(1, ahead) + 1):
+            self._submit_next()
+        if not self._waiting:
+            self.close()
+
+    def __iter__(self) -> Slices:
+        return self
+
+    def __next__(self) -> Future[list[tuple[int, bytes]]]:
+        if not self._waiting:
+            self.close()
+            raise StopIteration
+        self._submit_next()
+        return self._waiting.popleft()
+
+    def close(self) -> None:
+        """Submit no more slices; ``on_done`` runs once those submitted are done."""
+        with self._lock:
+            self._closed = True
+        self._finish_if_idle()
+
+    def _submit_next(self) -> None:
+        if self._closed:
+            return
+        span = next(self._ranges, None)
+        if span is None:
+            return
+        with self._lock:
+            self._running += 1
+        future = self._scan(*span)
+        future.add_done_callback(self._slice_done)
+        self._waiting.append(future)
+
+    def _slice_done(self, _: Future[list[tuple[int, bytes]]]) -> None:
+        with self._lock:
+            self._running -= 1
+        self._finish_if_idle()
+
+    def _finish_if_idle(self) -> None:
+        with self._lock:
+            if not self._closed or self._running:
+                return
+            on_done, self._on_done = self._on_done, None
+        if on_done is not None:
+            on_done()
 
 
 def threads(workers: int | None = None) -> int:

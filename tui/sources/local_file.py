@@ -39,7 +39,7 @@ POLL_SECONDS = 0.2
 GREP_MIN_BYTES = 32 * 1024 * 1024
 # Pre-filtered lines are handed on in batches of about this many bytes (grep's) or lines.
 _LINES_BATCH_BYTES = 1024 * 1024
-_LINES_BATCH_LINES = 8192
+_LINES_BATCH_LINES = 2048
 # Grep pieces of a big log smaller than this are not worth a process of their own.
 PIECE_MIN_BYTES = 64 * 1024 * 1024
 # How far past a rough cut the next line start is looked for.
@@ -173,13 +173,15 @@ class LocalFile:
         workers = literal_search.threads()
         pool = ThreadPoolExecutor(workers)
         said = False
+        slices = search.slices(self.path, resume_at, pool, workers)
         try:
-            for part in search.slices(self.path, resume_at, pool, workers):
+            for part in slices:
                 lines = await asyncio.wrap_future(part)
                 for at in range(0, len(lines), _LINES_BATCH_LINES):
                     said = True
                     yield Lines(lines[at:at + _LINES_BATCH_LINES], resume_at, mtime)
         finally:  # a reader that stops early leaves no slice to scan
+            slices.close()
             pool.shutdown(wait=False, cancel_futures=True)
         if not said:
             yield Lines([], resume_at, mtime)

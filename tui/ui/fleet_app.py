@@ -119,9 +119,9 @@ class FleetApp(RlwatchApp):
             self._rows_not_before = 0.0
             self._rows_soon(0.0)
 
-    def _wake(self) -> None:
+    def _wake(self, streaming: bool = False) -> None:
         if self.showing_run:
-            super()._wake()
+            super()._wake(streaming)
 
     def _judge_all(self) -> None:
         """Every run again, data or not: a run that stops writing is the one the stalled

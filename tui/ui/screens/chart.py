@@ -23,6 +23,7 @@ from textual.widgets import Static
 from textual_plotext import Plot
 
 from tui.model.aliases import TRAIN_REWARD, VALIDATION
+from tui.model.series import Steps
 from tui.parsers.text import safe_text
 from tui.rules.engine import first_key
 from tui.ui.format import format_exact
@@ -46,7 +47,8 @@ def envelope(steps: Sequence[int], values: Sequence[float],
     second on every ``c``)."""
     import numpy
 
-    all_steps = numpy.asarray(steps, dtype=numpy.int64)
+    all_steps = (numpy.arange(steps.start, steps.stop, steps.step, dtype=numpy.int64)
+                 if isinstance(steps, range) else numpy.asarray(steps, dtype=numpy.int64))
     all_values = numpy.asarray(values, dtype=numpy.float64)
     finite = numpy.isfinite(all_values)
     xs_all, ys_all = all_steps[finite], all_values[finite]
@@ -150,9 +152,9 @@ class ChartScreen(Screen[None]):
         """New points or findings (a redraw happens only when they touch this chart)."""
         self._draw()
 
-    def _points(self) -> tuple[array, array]:
+    def _points(self) -> tuple[Steps, array]:
         series = run_context(self).model.series.get(self.key)
-        return (series.steps, series.values) if series is not None else (array("q"), array("d"))
+        return (series.steps, series.values) if series is not None else (range(0), array("d"))
 
     def _cursor(self) -> int | None:
         """Index of the cursor's point: the chosen step, else the newest."""
@@ -225,7 +227,7 @@ class ChartScreen(Screen[None]):
                          values[index] if index is not None and math.isfinite(values[index]) else None,
                          colours["secondary"], colours["error"])
 
-    def _build(self, plot: ChartPlot, steps: array, values: array, width: int,
+    def _build(self, plot: ChartPlot, steps: Steps, values: array, width: int,
                after_frame: bool) -> None:
         """The figure without the cursor: the curve, the rule bands, the validation points."""
         plt = plot.plt

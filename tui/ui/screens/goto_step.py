@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from array import array
+from collections.abc import Sequence
 from bisect import bisect_right
 
 from textual.app import ComposeResult
@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input
 
 
-def landing_step(steps: array, step: int) -> int | None:
+def landing_step(steps: Sequence[int], step: int) -> int | None:
     """Where a jump to ``step`` lands among ``steps`` (ascending): the step itself when
     logged, else the newest one before it, else the first (None when there are none)."""
     if not steps:
