@@ -69,6 +69,9 @@ async def test_the_legend_is_a_row_beside_the_plot_ticks_are_steps_and_the_frame
     app = counting_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.model.step_count == 20, "20 steps", timeout=15)
+        # c charts the metric its panel shows: a panel not yet drawn has none (a growing log's
+        # steps are drawn at most twice a second), and the key only says so.
+        await wait_for(pilot, lambda: app.up_to_date, "the steps drawn", timeout=15)
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ChartScreen), "the chart", timeout=15)
         plot = app.screen.query_one(ChartPlot)
