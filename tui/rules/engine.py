@@ -39,6 +39,7 @@ from tui.rules.crash import also_lines, behind_rank, judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec, Unless
+from tui.rules.stall_phase import stall_phase
 from tui.rules.standing import Standing
 
 
@@ -351,8 +352,14 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
         return []
     finding = Finding(rule.id, rule.severity)
     finding.add_hit(model.last_step, quiet, f"no new step for {word_duration(quiet)} after step "
-                    f"{model.last_step} (typical step {word_duration(typical)}); the run may be hung or dead")
+                    f"{model.last_step} (typical step {word_duration(typical)}), {_where(model, quiet)}")
     return [finding]
+
+
+def _where(model: RunModel, quiet: float) -> str:
+    """The stall's phase (the header shows up to the first ``;``), then why it is said."""
+    phase = stall_phase(model)
+    return f"{phase.words()}; the run may be hung or dead; {phase.evidence(quiet)}"
 
 
 def _silent(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
@@ -369,7 +376,7 @@ def _silent(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
                         "GPUs that never free up) or dead")
     else:
         finding.add_hit(model.last_step, quiet, f"nothing written for {word_duration(quiet)} after step "
-                        f"{model.last_step}; the run may be hung or dead")
+                        f"{model.last_step}, {_where(model, quiet)}")
     return [finding]
 
 
