@@ -39,7 +39,7 @@ from tui.rules.crash import also_lines, behind_rank, judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec, Unless
-from tui.rules.stall_phase import stall_phase
+from tui.rules.stall_phase import phase_allowance, stall_phase
 from tui.rules.standing import Standing
 
 
@@ -347,13 +347,22 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     if last_seen is None:
         return []
     quiet = now - last_seen
-    limit = max(rule.params["factor"] * typical, rule.params["min_seconds"])
-    if quiet <= limit:
+    allowance = phase_allowance(model)
+    if quiet <= stall_limit(rule.params, typical, allowance.seconds if allowance else 0.0):
         return []
     finding = Finding(rule.id, rule.severity)
     finding.add_hit(model.last_step, quiet, f"no new step for {word_duration(quiet)} after step "
                     f"{model.last_step} (typical step {word_duration(typical)}), {_where(model, quiet)}")
     return [finding]
+
+
+def stall_limit(params: Mapping[str, float], typical: float, phase_s: float) -> float:
+    """Seconds without a new step before a run is stalled: ``factor`` typical steps, or a
+    typical step plus ``phase_factor`` × the slowest time of the slow phases the step under
+    way runs (``phase_s``), whichever is longer; never under ``min_seconds`` nor over
+    ``max_seconds``."""
+    wanted = max(params["factor"] * typical, typical + params["phase_factor"] * phase_s)
+    return min(max(wanted, params["min_seconds"]), params["max_seconds"])
 
 
 def _where(model: RunModel, quiet: float) -> str:

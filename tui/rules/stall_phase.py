@@ -25,8 +25,11 @@ PHASE_TIMING = {
     CHECKPOINT: ("timing_s/save_checkpoint", "timing/save_checkpoint"),
     VALIDATION: ("timing_s/testing", "timing/testing"),
 }
-# The printed settings that schedule a phase every N steps, and what the step then does.
-SCHEDULES = (("trainer.save_freq", "saves a checkpoint"), ("trainer.test_freq", "validates"))
+# The printed settings that schedule a phase every N steps: the phase, the key, what the step does.
+SCHEDULES = ((CHECKPOINT, "trainer.save_freq", "saves a checkpoint"),
+             (VALIDATION, "trainer.test_freq", "validates"))
+# How a phase's time is named: "the last save took 4 min", "a step takes 1 min, a save 6 min".
+PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation"}
 # A quoted line is cut to this many characters in a finding.
 _QUOTED_CHARS = 120
 
@@ -72,15 +75,36 @@ class StallPhase:
         else:
             parts.append("no line since the last step names a phase")
         parts += list(self.scheduled)
-        if self.before is not None:
-            noun = "save" if self.phase == CHECKPOINT else "validation"
-            parts.append(f"{self.before.words(noun)}; this step has waited {word_duration(quiet_s)}")
+        if self.before is not None and self.phase is not None:
+            parts.append(f"{self.before.words(PHASE_NOUNS[self.phase])}; "
+                         f"this step has waited {word_duration(quiet_s)}")
         return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Allowance:
+    """The time the step under way may take beyond a typical step: the slowest time seen of
+    each slow phase it runs (by the schedule or by a line), and how a reader is told so."""
+
+    seconds: float
+    words: str  # "a save 6 min", "a validation 3 min, a save 6 min"
+
+
+def phase_allowance(model: RunModel) -> Allowance | None:
+    """What the step under way's slow phases took at their slowest (None: it runs none that
+    an earlier step timed). A run whose saves take 6 min is not stalled 5 min into one."""
+    due = {kind for kind, _ in _scheduled(model)} | {p.kind for p in model.phases_since_last_step()}
+    timed = [(kind, time) for kind, _, _ in SCHEDULES
+             if kind in due and (time := phase_time(model, kind)) is not None]
+    if not timed:
+        return None
+    return Allowance(sum(time.slowest_s for _, time in timed),
+                     ", ".join(f"a {PHASE_NOUNS[kind]} {word_duration(time.slowest_s)}" for kind, time in timed))
 
 
 def stall_phase(model: RunModel) -> StallPhase:
     """Where the step after ``model``'s last one stands, from the evidence the log holds."""
-    scheduled = _scheduled(model)
+    scheduled = tuple(words for _, words in _scheduled(model))
     phases = model.phases_since_last_step()
     if not phases:
         return StallPhase(None, scheduled=scheduled)
@@ -101,17 +125,18 @@ def phase_time(model: RunModel, phase: str) -> PhaseTime | None:
     return None
 
 
-def _scheduled(model: RunModel) -> tuple[str, ...]:
-    """What the printed config schedules at the step under way (the one after the last)."""
+def _scheduled(model: RunModel) -> list[tuple[str, str]]:
+    """The phases the printed config schedules at the step under way (the one after the
+    last), each with how it is said."""
     if model.config is None or model.last_step is None:
-        return ()
+        return []
     step = model.last_step + 1
     said = []
-    for key, does in SCHEDULES:
+    for kind, key, does in SCHEDULES:
         every = _positive_int(model.config.values.get(key))
         if every is not None and step % every == 0:
-            said.append(f"step {step} {does} ({key}={every})")
-    return tuple(said)
+            said.append((kind, f"step {step} {does} ({key}={every})"))
+    return said
 
 
 def _positive_int(text: str | None) -> int | None:
