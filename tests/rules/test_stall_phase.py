@@ -94,6 +94,8 @@ def test_check_names_the_phase_in_text_and_json(tmp_path: Path):
     os.utime(log, (hour_ago, hour_ago))
     text = rlwatch("check", str(log))
     assert "saving a checkpoint" in text.stdout and "global_step_8" in text.stdout
+    # the printed config is read for a run that may stall: its schedule is in the evidence
+    assert "step 8 saves a checkpoint (trainer.save_freq=4)" in text.stdout
     done = rlwatch("check", str(log), "--json")
     (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "stalled"]
     assert "saving a checkpoint; the run may be hung or dead" in finding["message"]
