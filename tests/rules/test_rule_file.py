@@ -62,6 +62,8 @@ def test_broken_files_name_file_line_and_problem(text, message):
     ("stalled", "quiet_seconds", "-1", "more than 0 seconds, not -1"),
     ("stalled", "factor", "0.5", "1 or more (a multiple of the typical step time), not 0.5"),
     ("stalled", "min_seconds", "-3.0", "0 or more seconds, not -3.0"),
+    ("stalled", "max_seconds", "0", "more than 0 seconds, not 0"),
+    ("stalled", "phase_factor", "0.5", "1 or more (a multiple of a phase's slowest time), not 0.5"),
     ("gpu-memory-jump", "window_s", "-300", "more than 0 seconds, not -300"),
     ("gpu-memory-jump", "mem_jump_mib", "0", "more than 0 MiB, not 0"),
     ("gpu-memory-limit", "mem_fraction", "1.5", "more than 0 and at most 1 (a fraction of the memory), not 1.5"),
@@ -82,6 +84,12 @@ def test_a_number_outside_its_meaning_names_file_rule_and_field(rule, field, val
 def test_a_band_whose_low_is_not_below_its_high_is_refused():
     with pytest.raises(RuleFileError, match=r"mine.toml:1: rule 'clipfrac': low \(0.5\) must be below high \(0.3\)"):
         apply_overrides(load_rules(), '[[rule]]\nid = "clipfrac"\nlow = 0.5\n', "mine.toml")
+
+
+def test_a_stall_ceiling_below_its_floor_is_refused():
+    with pytest.raises(RuleFileError, match=r"mine.toml:1: rule 'stalled': max_seconds \(300\) must not be "
+                                            r"below min_seconds \(600\)"):
+        apply_overrides(load_rules(), '[[rule]]\nid = "stalled"\nmax_seconds = 300\n', "mine.toml")
 
 
 def test_a_complete_file_must_define_whole_rules():

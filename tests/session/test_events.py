@@ -96,6 +96,20 @@ def test_a_stall_is_told_with_its_step_and_then_that_the_run_moves_again(tmp_pat
     assert moving.kind == "moving" and moving.step == 4
 
 
+def test_a_stall_is_told_with_the_phase_it_stopped_in(tmp_path):
+    """A real run whose checkpoint write blocked (tests/fixtures/logs/generated/hangs): the
+    notification names the save, its line and the schedule, read as the watcher reads it."""
+    log = tmp_path / "run.log"
+    log.write_bytes((REPO / "tests/fixtures/logs/generated/hangs/save_blocked_at_step8_still_hanging.log").read_bytes())
+    session = judged(log)
+    later = session.model.last_step_at + 3600
+    session.judge(later)
+    [stall] = events(session, Announced(), later)
+    assert stall.what.startswith("stalled: no new step for 1 h 00 min after step 7 (typical step 0 s), saving a checkpoint;")
+    assert "/global_step_8` (at byte 1,794)" in stall.what
+    assert "step 8 saves a checkpoint (trainer.save_freq=4)" in stall.what
+
+
 def test_a_crashed_run_is_not_also_told_as_stalled(tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text(QUICK_STALL)

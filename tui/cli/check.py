@@ -20,6 +20,7 @@ from tui.parsers.records import JobRecord
 from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
 from tui.rules.eta import NO_ETA, eta_s, overdue_words
+from tui.rules.stall_phase import phase_allowance
 from tui.rules.findings import Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.rules.run_state import RunState, run_state
@@ -141,7 +142,8 @@ def render_text(result: dict, model: RunModel, findings: list[Finding]) -> str:
              + (f" (the log shows {model.start_seen})" if model.start_seen else ""))
     lines = [f"{safe_text(run['log'])}: {run['state']}, {where}"]  # a file name may hold a newline
     if run["sec_per_it"] is not None:
-        overdue = overdue_words(model.last_step_at, model.sec_per_it, time.time()) if run["state"] == RunState.STALLED else None
+        overdue = overdue_words(model.last_step_at, model.sec_per_it, time.time(),
+                                phase_allowance(model)) if run["state"] == RunState.STALLED else None
         lines.append(f"  {run['sec_per_it']:.2f} s/it" + (
             f", {overdue}" if overdue else
             f", ETA {word_duration(run['eta_s'])}" if run["eta_s"] is not None else

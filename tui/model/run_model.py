@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from tui.parsers.records import (
     CrashBlock,
     IncidentRecord,
     JobRecord,
+    PhaseRecord,
     ProgressRecord,
     Record,
     RunEndRecord,
@@ -31,6 +33,10 @@ from tui.parsers.records import (
 )
 from tui.parsers.run_config import RunConfig
 from tui.parsers.tqdm_progress import training_position
+
+# The phase lines kept (tui.parsers.stall_evidence): a stall reads those after the last step,
+# and a step's own phases are a handful (validation's start and end, a save, a few retries).
+PHASES_KEPT = 16
 
 
 @dataclass(slots=True)
@@ -77,6 +83,8 @@ class RunModel:
         self.read_to = 0
         self.end_marker_offset: int | None = None
         self.sample_offsets: list[int] = []
+        # The latest lines that said which phase of a step the run began, oldest first.
+        self.phases: deque[PhaseRecord] = deque(maxlen=PHASES_KEPT)
         self.dropped_items = 0
         self.last_new_step_at: float | None = None
         self.last_write_at: float | None = None
@@ -124,6 +132,8 @@ class RunModel:
                 self.crash_blocks[record.offset] = record
             elif isinstance(record, SampleMarkRecord):
                 self.sample_offsets.append(record.offset)
+            elif isinstance(record, PhaseRecord):
+                self.phases.append(record)
             elif isinstance(record, JobRecord):
                 self.job = record
             elif isinstance(record, RunEndRecord):
@@ -249,6 +259,11 @@ class RunModel:
         after = [f for f in failures if f.offset >= self.last_step_line_end]
         before = [f for f in failures if f.offset < self.last_step_line_end][-recent:]
         return [f for f in before + after if f.block is None]
+
+    def phases_since_last_step(self) -> list[PhaseRecord]:
+        """The phase lines printed after the last console step line, oldest first: what
+        the step under way began (verl prints a step's validation and save before its line)."""
+        return [phase for phase in self.phases if phase.offset >= self.last_step_line_end]
 
     def step_lines_after(self, offset: int) -> int:
         """How many step lines end after byte ``offset``."""

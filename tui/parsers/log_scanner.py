@@ -18,6 +18,7 @@ from tui.parsers import hard_wrap, kin
 from tui.parsers.indent import common_indent, dedent
 from tui.parsers.failed_where import read_line
 from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
+from tui.parsers.stall_evidence import match_phase, phase_needles
 from tui.parsers.records import (
     Record,
     RunEndRecord,
@@ -58,6 +59,7 @@ NEEDLES: tuple[bytes, ...] = (
     b"[prompt]",
     *(marker.encode() for marker in _RUN_END),
     *(needle.encode() for needle in incident_needles()),
+    *(needle.encode() for needle in phase_needles()),
     *kin.NEEDLES,  # the other trainers' grammars (tui/parsers/kin)
 )
 
@@ -327,6 +329,9 @@ class LogScanner:
         incident = self._incident(segment, offset)
         if incident:
             return incident
+        phase = match_phase(segment, offset)
+        if phase is not None:
+            return [phase]
         return self._kin_records(segment, offset, end)
 
     def _kin_records(self, segment: str, offset: int, end: int) -> list[Record]:

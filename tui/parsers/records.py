@@ -127,6 +127,16 @@ class CrashBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class PhaseRecord:
+    """A line that says which phase of a step the run began (:mod:`tui.parsers.stall_evidence`):
+    validation, a checkpoint save, a request to a server retried. ``text``: the line, cleaned."""
+
+    kind: str
+    text: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
 class SampleMarkRecord:
     """Where a printed ``[prompt]`` sample block starts; parsed on demand."""
 
@@ -211,4 +221,4 @@ class JobRecord:
 
 
 Record = (StepRecord | ProgressRecord | TotalStepsRecord | IncidentRecord | CrashBlock
-          | SampleMarkRecord | RunEndRecord | JobRecord)
+          | SampleMarkRecord | RunEndRecord | JobRecord | PhaseRecord)

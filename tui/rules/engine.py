@@ -40,6 +40,8 @@ from tui.rules.crash import also_lines, behind_rank, judge_failures
 from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec, Unless
+from tui.rules.device_activity import activity_words, device_activity
+from tui.rules.stall_phase import phase_allowance, stall_phase
 from tui.rules.standing import Standing
 
 
@@ -329,7 +331,8 @@ def step_seconds(model: RunModel) -> float | None:
     return model.sec_per_it
 
 
-def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None) -> list[Finding]:
+def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None,
+             accelerators: AcceleratorHistory | None = None) -> list[Finding]:
     """No new step for ``factor`` × the median step time (``typical``), in a run that has not finished.
 
     A run with no step yet, or none whose time the log gives, is judged by the log's
@@ -342,21 +345,45 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None)
     if model.finished:
         return []
     if model.last_step is None or typical is None:
-        return _silent(rule, model, now)
+        return _silent(rule, model, now, accelerators)
     last_seen = model.last_step_at
     if last_seen is None:
         return []
     quiet = now - last_seen
-    limit = max(rule.params["factor"] * typical, rule.params["min_seconds"])
-    if quiet <= limit:
+    allowance = phase_allowance(model)
+    if quiet <= stall_limit(rule.params, typical, allowance.seconds if allowance else 0.0):
         return []
     finding = Finding(rule.id, rule.severity)
     finding.add_hit(model.last_step, quiet, f"no new step for {word_duration(quiet)} after step "
-                    f"{model.last_step} (typical step {word_duration(typical)}); the run may be hung or dead")
+                    f"{model.last_step} (typical step {word_duration(typical)}), "
+                    f"{_where(model, quiet, accelerators)}")
     return [finding]
 
 
-def _silent(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
+def stall_limit(params: Mapping[str, float], typical: float, phase_s: float) -> float:
+    """Seconds without a new step before a run is stalled: ``factor`` typical steps, or a
+    typical step plus ``phase_factor`` × the slowest time of the slow phases the step under
+    way runs (``phase_s``), whichever is longer; never under ``min_seconds`` nor over
+    ``max_seconds``."""
+    wanted = max(params["factor"] * typical, typical + params["phase_factor"] * phase_s)
+    return min(max(wanted, params["min_seconds"]), params["max_seconds"])
+
+
+def _where(model: RunModel, quiet: float, accelerators: AcceleratorHistory | None) -> str:
+    """The stall's phase (the header shows up to the first ``;``), then why it is said, then
+    what the devices have done since the last step (where they are read)."""
+    phase = stall_phase(model)
+    said = f"{phase.words()}; the run may be hung or dead; {phase.evidence(quiet)}"
+    since = model.last_step_at
+    if accelerators is not None and since is not None:
+        devices = activity_words(device_activity(accelerators, since), f"since step {model.last_step}")
+        if devices is not None:
+            said += f"; {devices}"
+    return said
+
+
+def _silent(rule: RuleSpec, model: RunModel, now: float,
+            accelerators: AcceleratorHistory | None) -> list[Finding]:
     """The stall of a run whose step time is unknown: nothing written for ``quiet_seconds``."""
     if model.last_write_at is None:
         return []
@@ -370,7 +397,7 @@ def _silent(rule: RuleSpec, model: RunModel, now: float) -> list[Finding]:
                         "GPUs that never free up) or dead")
     else:
         finding.add_hit(model.last_step, quiet, f"nothing written for {word_duration(quiet)} after step "
-                        f"{model.last_step}; the run may be hung or dead")
+                        f"{model.last_step}, {_where(model, quiet, accelerators)}")
     return [finding]
 
 
@@ -496,7 +523,8 @@ def _judge_stalled(engine: RuleEngine, rule: RuleSpec, judging: _Judging) -> lis
     crashed = judge_failures(judging.model)
     if crashed.cause is not None and not crashed.recurring:  # a dead run is not "stalled"
         return []
-    return _stalled(rule, judging.model, judging.now, engine.step_seconds_of(judging.model))
+    return _stalled(rule, judging.model, judging.now, engine.step_seconds_of(judging.model),
+                    judging.accelerators)
 
 
 @_judges("incident")

@@ -54,7 +54,11 @@ KIND_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool, Any]]] = {
     "nonfinite": {},
     "relation": {"other": ((list,), True, None), "max_gap": (_NUMBER, True, None),
                  "settle": ((int,), False, SETTLE_STEPS)},
+    # ``phase_factor``: a step that runs a slow phase (a save, a validation: by the printed
+    # schedule or a line) may take a typical step plus this many times that phase's slowest
+    # time so far; the limit stays within ``min_seconds`` (floor) and ``max_seconds`` (ceiling).
     "stalled": {"factor": (_NUMBER, True, None), "min_seconds": (_NUMBER, False, 0.0),
+                "max_seconds": (_NUMBER, False, 6 * 3600.0), "phase_factor": (_NUMBER, False, 2.0),
                 "quiet_seconds": (_NUMBER, False, 3600.0)},
     # Failures in the log: the crash the run did not go on after, or (``survived``) the
     # errors it went on after and those printed after its own end.
@@ -77,6 +81,8 @@ _RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
     "max_gap": (lambda v: v >= 0, "0 or more"),
     "factor": (lambda v: v >= 1, "1 or more (a multiple of the typical step time)"),
     "min_seconds": (lambda v: v >= 0, "0 or more seconds"),
+    "max_seconds": (lambda v: v > 0, "more than 0 seconds"),
+    "phase_factor": (lambda v: v >= 1, "1 or more (a multiple of a phase's slowest time)"),
     "quiet_seconds": (lambda v: v > 0, "more than 0 seconds"),
     "mem_fraction": (lambda v: 0 < v <= 1, "more than 0 and at most 1 (a fraction of the memory)"),
     "mem_jump_mib": (lambda v: v > 0, "more than 0 MiB"),
@@ -274,6 +280,9 @@ def _merge(rule: RuleSpec, table: dict[str, Any], where: str, new: bool = False)
     if rule.kind == "band" and None not in (params["low"], params["high"]) and params["low"] >= params["high"]:
         raise RuleFileError(f"{where}: rule {rule.id!r}: low ({params['low']}) must be below "
                             f"high ({params['high']})")
+    if rule.kind == "stalled" and params["max_seconds"] < params["min_seconds"]:
+        raise RuleFileError(f"{where}: rule {rule.id!r}: max_seconds ({params['max_seconds']:g}) must not be "
+                            f"below min_seconds ({params['min_seconds']:g})")
     for count in _COUNTS:
         if isinstance(params.get(count), int) and params[count] < 1:
             raise RuleFileError(f"{where}: rule {rule.id!r}: {count} counts steps: 1 or more, "

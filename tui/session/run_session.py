@@ -150,6 +150,8 @@ class RunSession:
         points at (their exact values replace the console's text); with ``accelerators``, one
         reading of the run's own host. Returns lines for the user (files merged, problems)."""
         await Feed(self.source, self.model, pool=self.parse_pool).run(follow=False)
+        if self._may_stall():
+            await self.read_config()
         notes = list(await read_logger_files(self.model, self.folder))
         if not self.model.has_training_output():
             await self._read_start()
@@ -347,6 +349,19 @@ class RunSession:
 
     def _caught_up(self) -> None:
         self._tell(RunChanged(model=True, caught_up=True))
+        if self._may_stall():
+            self._spawn(self._config_read())
+
+    def _may_stall(self) -> bool:
+        """Whether the run may yet stall after a step: a stall then says what the step under
+        way was due to do by the printed save_freq/test_freq (``tui.rules.stall_phase``), so
+        the config is read (once, by range) for a run with steps that has not finished."""
+        return self.model.last_step is not None and not self.model.finished
+
+    async def _config_read(self) -> None:
+        """The printed config read into the model, and the screens told."""
+        if await self.read_config() is not None:
+            self._tell(RunChanged(model=True))
 
     def _accelerators_changed(self) -> None:
         self._tell(RunChanged(accelerators=True))

@@ -23,6 +23,7 @@ from tui.model.run_model import RunModel
 from tui.parsers.records import JobOutcome, JobRecord
 from tui.parsers.text import safe_text
 from tui.rules.eta import NO_ETA, overdue_words
+from tui.rules.stall_phase import Allowance, phase_allowance
 from tui.rules.findings import Severity
 from tui.rules.run_state import RunState
 from tui.ui.format import format_duration, format_number
@@ -61,6 +62,8 @@ class RunFacts:
     finished: bool = False
     # The scheduler's word on the job (its time limit: the ETA is weighed against it).
     job: JobRecord | None = None
+    # What the step under way's slow phases (a save, a validation) took at their slowest.
+    allowance: Allowance | None = None
 
 
 def read_facts(model: RunModel) -> RunFacts:
@@ -75,6 +78,7 @@ def read_facts(model: RunModel) -> RunFacts:
                      finished=model.finished)
     facts.last_step_at = model.last_step_at
     facts.job = model.job
+    facts.allowance = phase_allowance(model)
     if model.progress is not None and model.progress.elapsed_s is not None:
         facts.elapsed_s = model.progress.elapsed_s
     else:
@@ -213,7 +217,7 @@ class RunHeader(Widget):
             parts.append((5, _field("step", f"{facts.last_step}{total}")))
         if facts.sec_per_it is not None:
             parts.append((2, _field("s/it", format_number(facts.sec_per_it), after=True)))
-        overdue = overdue_words(facts.last_step_at, facts.sec_per_it, self.clock())
+        overdue = overdue_words(facts.last_step_at, facts.sec_per_it, self.clock(), facts.allowance)
         if facts.finished:
             parts.append((3, Content.styled("finished", "bold $success")))
         elif self.state == RunState.STALLED or (overdue and self.state in (None, RunState.RUNNING)):

@@ -1,0 +1,127 @@
+"""A stall says where it stopped: on logs of real runs stuck in one phase of a step
+(tests/fixtures/logs/generated/hangs, made by make/phase_hang.py: a checkpoint written into a
+FIFO nobody reads, a validation's reward waiting on a lock), and on a hang no line explains."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from tests.support import rlwatch
+from tui.model.run_model import RunModel
+from tui.parsers.log_scanner import LogScanner
+from tui.parsers.run_config import parse_run_config
+from tui.parsers.stall_evidence import match_phase
+from tui.rules.engine import RuleEngine
+from tui.rules.rule_file import load_rules
+from tui.rules.stall_phase import stall_phase
+
+HANGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "generated" / "hangs"
+DDP = HANGS.parent / "ddp"
+WRITTEN = 2_000_000_000.0
+AN_HOUR = 3600.0
+
+
+def model_of(log: Path) -> RunModel:
+    data = log.read_bytes()
+    scanner, model = LogScanner(), RunModel()
+    model.config = parse_run_config(data)
+    model.apply(scanner.feed(data) + scanner.finish(), now=WRITTEN)
+    model.note_write(WRITTEN)
+    return model
+
+
+def stalled(model: RunModel):
+    (finding,) = [f for f in RuleEngine(load_rules()).evaluate(model, WRITTEN + AN_HOUR) if f.rule == "stalled"]
+    return finding
+
+
+def test_a_save_that_blocks_is_named_with_its_line_and_schedule():
+    model = model_of(HANGS / "save_blocked_at_step8_still_hanging.log")
+    phase = stall_phase(model)
+    assert phase.phase == "checkpoint" and phase.line.endswith("/global_step_8")
+    assert phase.scheduled == ("step 8 saves a checkpoint (trainer.save_freq=4)",)
+    assert phase.before is not None and phase.before.key == "timing_s/save_checkpoint"
+    assert phase.before.last_step == 4
+    message = stalled(model).message
+    assert message.split(";")[0] == "no new step for 1 h 00 min after step 7 (typical step 0 s), saving a checkpoint"
+    assert "local_global_step_folder: /tmp/" in message and "the last save took 0 s" in message
+    assert "this step has waited 1 h 00 min" in message
+
+
+def test_a_validation_that_never_ends_is_in_validation():
+    model = model_of(HANGS / "validation_reward_lock_at_step9_still_hanging.log")
+    phase = stall_phase(model)
+    assert phase.phase == "validation" and phase.line.startswith("test_gen_batch meta info: {")
+    assert phase.scheduled == ("step 9 validates (trainer.test_freq=3)",)
+    assert phase.before is not None and phase.before.key == "timing_s/testing" and phase.before.last_step == 6
+    assert stalled(model).message.split(";")[0].endswith("(typical step 0 s), in validation")
+
+
+def test_the_phases_of_earlier_steps_are_not_this_ones():
+    """Steps 3, 4 and 6 validated and saved; the lines before their step lines are theirs."""
+    model = model_of(HANGS / "save_blocked_at_step8_still_hanging.log")
+    assert [p.kind for p in model.phases] == ["validation", "checkpoint", "validation", "checkpoint"]
+    assert [p.kind for p in model.phases_since_last_step()] == ["checkpoint"]
+
+
+def test_a_hang_no_line_explains_is_unknown():
+    """Rank 1 asleep before step 5's all-reduce: nothing after step 4 says a phase."""
+    model = model_of(DDP / "nccl_rank1_hang_still_hanging.log")
+    assert stall_phase(model).phase is None
+    message = stalled(model).message
+    assert message.split(";")[0].endswith(", where: unknown")
+    assert "no line since the last step names a phase" in message
+
+
+def test_a_setting_that_schedules_nothing_is_not_a_schedule(tmp_path: Path):
+    log = tmp_path / "run.log"
+    log.write_text("(TaskRunner pid=7) {'trainer': {'save_freq': -1, 'test_freq': 'null'}}\n"
+                   + "".join(f"step:{s} - timing_s/step:1.0\n" for s in range(1, 10)))
+    assert stall_phase(model_of(log)).scheduled == ()
+
+
+def test_check_names_the_phase_in_text_and_json(tmp_path: Path):
+    log = tmp_path / "run.log"
+    log.write_bytes((HANGS / "save_blocked_at_step8_still_hanging.log").read_bytes())
+    hour_ago = log.stat().st_mtime - AN_HOUR
+    os.utime(log, (hour_ago, hour_ago))
+    text = rlwatch("check", str(log))
+    assert "saving a checkpoint" in text.stdout and "global_step_8" in text.stdout
+    # the printed config is read for a run that may stall: its schedule is in the evidence
+    assert "step 8 saves a checkpoint (trainer.save_freq=4)" in text.stdout
+    done = rlwatch("check", str(log), "--json")
+    (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "stalled"]
+    assert "saving a checkpoint; the run may be hung or dead" in finding["message"]
+
+
+def hang_samples() -> list[dict]:
+    return tomllib.loads((HANGS / "expected.toml").read_text(encoding="utf-8"))["sample"]
+
+
+def test_each_recorded_hang_names_the_phase_its_reader_expects():
+    for sample in hang_samples():
+        message = stalled(model_of(HANGS / sample["file"])).message
+        assert message.split(";")[0].endswith(", " + sample["stall"]), sample["file"]
+
+
+def test_a_reward_server_that_never_answers_is_a_request_being_retried():
+    """openai's retries after step 5, though step 6 is also a validation step by the schedule:
+    the line says what the run is doing, the schedule only what it was due to do."""
+    model = model_of(HANGS / "reward_judge_retrying_at_step6_still_hanging.log")
+    phase = stall_phase(model)
+    assert phase.phase == "request-retry" and phase.line.endswith("(retry 5 of 1000)")
+    assert phase.scheduled == ("step 6 validates (trainer.test_freq=3)",) and phase.before is None
+    assert len(model.phases_since_last_step()) == 5
+
+
+def test_a_retry_in_prose_is_no_phase():
+    assert match_phase("the model said: Retrying request later might help", 0) is None
+    old_client = match_phase("INFO:openai._base_client:Retrying request to /chat/completions in 0.4 seconds", 7)
+    assert old_client is not None and old_client.offset == 7 and old_client.kind == "request-retry"

@@ -1,0 +1,153 @@
+"""Where a stalled run stopped: the phase of its step, the line that says so, and how long
+that phase took before.
+
+"No new step for 47 min" is where every hang report starts; the next question is stuck
+*where*. The run has often said it: the lines since its last step (a validation that began
+and did not end, a checkpoint save begun, a request to a reward server retried: see
+:mod:`tui.parsers.stall_evidence`), its printed schedule (the step under way is a multiple of
+``trainer.save_freq`` or ``trainer.test_freq``) and what the same phase took at earlier steps
+(verl's ``timing_s/save_checkpoint``, ``timing_s/testing``). Without a line that names a
+phase the answer is "unknown": a step that is due to save may as well be stuck in its
+rollout, and a guess sends the user to the wrong place.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tui.durations import word_duration
+from tui.model.run_model import RunModel
+from tui.parsers.stall_evidence import CHECKPOINT, PHASE_WORDS, VALIDATION
+
+# The step-metric keys that time each phase at the steps that ran it (verl's ``marked_timer``).
+PHASE_TIMING = {
+    CHECKPOINT: ("timing_s/save_checkpoint", "timing/save_checkpoint"),
+    VALIDATION: ("timing_s/testing", "timing/testing"),
+}
+# The printed settings that schedule a phase every N steps: the phase, the key, what the step does.
+SCHEDULES = ((CHECKPOINT, "trainer.save_freq", "saves a checkpoint"),
+             (VALIDATION, "trainer.test_freq", "validates"))
+# How a phase's time is named: "the last save took 4 min", "a step takes 1 min, a save 6 min".
+PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation"}
+# A quoted line is cut to this many characters in a finding.
+_QUOTED_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseTime:
+    """What a phase took at the earlier steps that ran it: the latest and the slowest."""
+
+    key: str
+    last_s: float
+    last_step: int
+    slowest_s: float
+
+    def words(self, noun: str) -> str:
+        """``the last save took 4 min (timing_s/save_checkpoint, step 50; the slowest 6 min)``."""
+        slowest = f"; the slowest {word_duration(self.slowest_s)}" if self.slowest_s > self.last_s else ""
+        return (f"the last {noun} took {word_duration(self.last_s)} "
+                f"({self.key} at step {self.last_step}{slowest})")
+
+
+@dataclass(frozen=True, slots=True)
+class StallPhase:
+    """Where a stalled step stands. ``phase`` is a kind of :mod:`tui.parsers.stall_evidence`
+    (None: unknown); ``line``/``offset`` the line that says so; ``scheduled`` what the
+    printed config says the step does (``step 100 saves a checkpoint (trainer.save_freq=50)``);
+    ``before`` what the phase took at earlier steps."""
+
+    phase: str | None
+    line: str = ""
+    offset: int | None = None
+    scheduled: tuple[str, ...] = ()
+    before: PhaseTime | None = None
+
+    def words(self) -> str:
+        """The phase as the finding's first clause says it: ``saving a checkpoint`` or ``where: unknown``."""
+        return PHASE_WORDS[self.phase] if self.phase is not None else "where: unknown"
+
+    def evidence(self, quiet_s: float) -> str:
+        """Why: the line (with its byte), the schedule, and the phase's earlier times."""
+        parts = []
+        if self.phase is not None and self.offset is not None:
+            parts.append(f"last phase line `{_quoted(self.line)}` (at byte {self.offset:,})")
+        else:
+            parts.append("no line since the last step names a phase")
+        parts += list(self.scheduled)
+        if self.before is not None and self.phase is not None:
+            parts.append(f"{self.before.words(PHASE_NOUNS[self.phase])}; "
+                         f"this step has waited {word_duration(quiet_s)}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Allowance:
+    """The time the step under way may take beyond a typical step: the slowest time seen of
+    each slow phase it runs (by the schedule or by a line), and how a reader is told so."""
+
+    seconds: float
+    words: str  # "a save 6 min", "a validation 3 min, a save 6 min"
+
+
+def phase_allowance(model: RunModel) -> Allowance | None:
+    """What the step under way's slow phases took at their slowest (None: it runs none that
+    an earlier step timed). A run whose saves take 6 min is not stalled 5 min into one."""
+    due = {kind for kind, _ in _scheduled(model)} | {p.kind for p in model.phases_since_last_step()}
+    timed = [(kind, time) for kind, _, _ in SCHEDULES
+             if kind in due and (time := phase_time(model, kind)) is not None]
+    if not timed:
+        return None
+    return Allowance(sum(time.slowest_s for _, time in timed),
+                     ", ".join(f"a {PHASE_NOUNS[kind]} {word_duration(time.slowest_s)}" for kind, time in timed))
+
+
+def stall_phase(model: RunModel) -> StallPhase:
+    """Where the step after ``model``'s last one stands, from the evidence the log holds."""
+    scheduled = tuple(words for _, words in _scheduled(model))
+    phases = model.phases_since_last_step()
+    if not phases:
+        return StallPhase(None, scheduled=scheduled)
+    latest = phases[-1]
+    return StallPhase(latest.kind, latest.text, latest.offset, scheduled, phase_time(model, latest.kind))
+
+
+def phase_time(model: RunModel, phase: str) -> PhaseTime | None:
+    """What ``phase`` took at the earlier steps that timed it (None: none did)."""
+    for key in PHASE_TIMING.get(phase, ()):
+        series = model.series.get(key)
+        if series is None:
+            continue
+        timed = [(s, v) for s, v in zip(series.steps, series.values) if math.isfinite(v) and v >= 0]
+        if timed:
+            step, last = timed[-1]
+            return PhaseTime(key, last, step, max(v for _, v in timed))
+    return None
+
+
+def _scheduled(model: RunModel) -> list[tuple[str, str]]:
+    """The phases the printed config schedules at the step under way (the one after the
+    last), each with how it is said."""
+    if model.config is None or model.last_step is None:
+        return []
+    step = model.last_step + 1
+    said = []
+    for kind, key, does in SCHEDULES:
+        every = _positive_int(model.config.values.get(key))
+        if every is not None and step % every == 0:
+            said.append((kind, f"step {step} {does} ({key}={every})"))
+    return said
+
+
+def _positive_int(text: str | None) -> int | None:
+    """A printed setting as a whole number above 0 (``-1``, ``null`` and junk: None)."""
+    try:
+        value = int(text.strip().strip("'\"")) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and value > 0 else None
+
+
+def _quoted(line: str) -> str:
+    """A log line short enough to quote in a finding."""
+    return line if len(line) <= _QUOTED_CHARS else line[:_QUOTED_CHARS - 1] + "…"
