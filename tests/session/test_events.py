@@ -105,7 +105,7 @@ def test_a_stall_is_told_with_the_phase_it_stopped_in(tmp_path):
     later = session.model.last_step_at + 3600
     session.judge(later)
     [stall] = events(session, Announced(), later)
-    assert stall.what.startswith("stalled: no new step for 1 h 00 min after step 7 (typical step 0 s), saving a checkpoint;")
+    assert stall.what.startswith("stalled: no new step for 1 h 00 min after step 7 (typical step under 1 s), saving a checkpoint;")
     assert "/global_step_8` (at byte 1,794)" in stall.what
     assert "step 8 saves a checkpoint (trainer.save_freq=4)" in stall.what
 
