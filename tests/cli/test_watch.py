@@ -18,6 +18,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -129,6 +130,19 @@ def watchers() -> Iterator[list[Watcher]]:
     started: list[Watcher] = []
     yield started
     for watcher in started:
+        if watcher.process.poll() is None:
+            watcher.process.kill()
+            watcher.process.wait()
+
+
+@contextmanager
+def watching(home: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Watcher]:
+    """A watcher for one test (for the tests of other folders: Ray's and Slurm's clusters),
+    killed on leaving if it is still running."""
+    watcher = Watcher(home, *args, env=env)
+    try:
+        yield watcher
+    finally:
         if watcher.process.poll() is None:
             watcher.process.kill()
             watcher.process.wait()
