@@ -18,6 +18,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -129,6 +130,19 @@ def watchers() -> Iterator[list[Watcher]]:
     started: list[Watcher] = []
     yield started
     for watcher in started:
+        if watcher.process.poll() is None:
+            watcher.process.kill()
+            watcher.process.wait()
+
+
+@contextmanager
+def watching(home: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Watcher]:
+    """A watcher for one test (for the tests of other folders: Ray's and Slurm's clusters),
+    killed on leaving if it is still running."""
+    watcher = Watcher(home, *args, env=env)
+    try:
+        yield watcher
+    finally:
         if watcher.process.poll() is None:
             watcher.process.kill()
             watcher.process.wait()
@@ -558,3 +572,26 @@ def test_a_glob_becomes_its_runs_in_the_metrics(tmp_path, watchers):
                     for line in text.splitlines() if line.startswith("rlwatch_run_readable{")}
     assert readable == {"a/train": "1.0", "b/train": "1.0"}
     assert watcher.stop() == 0
+
+
+def test_two_runs_of_one_name_on_one_host_keep_their_own_records(tmp_path, watchers):
+    """``/a/exp/train.log`` and ``/b/exp/train.log`` are both ``exp/train`` on local: what was
+    told about one is not taken as told about the other after a restart."""
+    steps, crash = steps_then_crash()
+    first, second = (tmp_path / side / "exp" / "train.log" for side in ("a", "b"))
+    for log in (first, second):
+        log.parent.mkdir(parents=True)
+        log.write_bytes(steps)
+    first.write_bytes(steps + crash)
+    watcher = start(watchers, tmp_path, str(first), str(second))
+    told = watcher.next()
+    assert (told["run"], told["rule"]) == ("exp/train", "crash")
+    assert watcher.none_within(3.0)
+    assert watcher.stop() == 0
+    with second.open("ab") as out:  # the other run crashes the same way while nobody watches
+        out.write(crash)
+    again = start(watchers, tmp_path, str(first), str(second))
+    told = again.next()
+    assert (told["run"], told["rule"], told["exception"]) == ("exp/train", "crash", CRASH_EXCEPTION)
+    assert again.none_within(QUIET_S)
+    assert again.stop() == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -66,6 +67,12 @@ def _name(wanted: Wanted) -> str:
         return ray.job
     remote = parse_target(wanted.target)
     return run_name(remote.path if remote is not None else wanted.target)
+
+
+def _where(run: Found) -> str:
+    """The run's target in full, a local path made absolute (the same run wherever the
+    command is started from)."""
+    return os.path.abspath(run.wanted.target) if run.host == "local" else run.wanted.target
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +131,8 @@ def fleet_runs(found: list[Found], pool: ConnectionPool, options: RunOptions,
     def made(runs: list[Found]) -> list[FleetRun]:
         return [FleetRun(run.name, run.host, _opener(run, pool, options, histories, parse_pool),
                          _host_trouble(run.wanted.target, pool),
-                         expand=_expander(run, pool, made) if run.failure or run.unexpanded else None)
+                         expand=_expander(run, pool, made) if run.failure or run.unexpanded else None,
+                         where=_where(run))
                 for run in runs]
 
     return made(found)

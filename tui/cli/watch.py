@@ -72,7 +72,7 @@ class Watcher:
     def add(self, run: FleetRun) -> None:
         """Watch ``run`` (its session opened, retried, followed in a task of its own)."""
         self.runs.append(run)
-        self._announced[id(run)] = self._state.load(run.name, run.host)
+        self._announced[id(run)] = self._state.load(run.where)
         run.listen(self._on_change)
         task = asyncio.get_running_loop().create_task(self._follow(run))
         self._tasks.add(task)
@@ -155,7 +155,7 @@ class Watcher:
             run.reach == "open" and run.problem is None, now)]
 
     def _keep(self, run: FleetRun) -> None:
-        problem = self._state.save(run.name, run.host, self._announced[id(run)])
+        problem = self._state.save(run.name, run.host, run.where, self._announced[id(run)])
         if problem:
             self._say(problem)
 

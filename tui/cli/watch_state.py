@@ -27,30 +27,32 @@ def watch_state_dir() -> Path:
 
 
 class WatchState:
-    """The records of the runs watched, one file each, named by the run's host and name."""
+    """The records of the runs watched, one file each, named by the run's full target (two
+    runs of one name on one host, ``/a/exp/train.log`` and ``/b/exp/train.log``, are two)."""
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = watch_state_dir() if directory is None else directory
 
-    def _path(self, run: str, host: str) -> Path:
-        digest = hashlib.sha256(f"{host}\n{run}".encode()).hexdigest()[:32]
+    def _path(self, where: str) -> Path:
+        digest = hashlib.sha256(where.encode()).hexdigest()[:32]
         return self.directory / f"{digest}.json"
 
-    def load(self, run: str, host: str) -> Announced:
-        """What was told about the run before (nothing for a run never watched)."""
+    def load(self, where: str) -> Announced:
+        """What was told about the run at ``where`` before (nothing for a run never watched)."""
         try:
-            data = json.loads(self._path(run, host).read_text(encoding="utf-8"))
+            data = json.loads(self._path(where).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             return Announced()
         return Announced.from_json(data.get("announced") if isinstance(data, dict) else None)
 
-    def save(self, run: str, host: str, announced: Announced) -> str | None:
-        """Keep the run's record; a one-line problem, or None."""
-        path = self._path(run, host)
+    def save(self, run: str, host: str, where: str, announced: Announced) -> str | None:
+        """Keep the record of the run at ``where`` (named ``run`` on ``host``, for whoever reads
+        the file); a one-line problem, or None."""
+        path = self._path(where)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_name(f".{path.name}.{os.getpid()}")
-            partial.write_text(json.dumps({"run": run, "host": host, "announced": announced.to_json()}),
+            partial.write_text(json.dumps({"run": run, "host": host, "where": where, "announced": announced.to_json()}),
                                encoding="utf-8")
             os.replace(partial, path)  # a restart never reads half a record
         except OSError as error:

@@ -34,15 +34,18 @@ class FleetRun:
     def __init__(self, name: str, host: str, open: Callable[[], RunSession],
                  host_trouble: Callable[[], str | None] = lambda: None,
                  retry_s: tuple[float, ...] = RETRY_S,
-                 expand: Callable[[], Awaitable[list[FleetRun]]] | None = None) -> None:
+                 expand: Callable[[], Awaitable[list[FleetRun]]] | None = None, where: str = "") -> None:
         """``open`` makes the run's session (SourceError when its target is not readable,
         say a local path that is not there); it is called again until it succeeds.
         ``host_trouble``: what is wrong with the run's host now (its connection lost, its
         last login refused), shared by the host's runs; None when it is well. ``expand``:
         this row is a glob whose box could not be asked; it is asked again until it answers,
-        and the row is then ``replaced_by`` the runs the glob matches."""
+        and the row is then ``replaced_by`` the runs the glob matches. ``where``: the run's
+        target in full (``host:/path``, a path, a job's address), which two runs of one name
+        on one host (``/a/exp/train.log``, ``/b/exp/train.log``: both ``exp/train``) differ by."""
         self.name = name
         self.host = host
+        self.where = where or name
         self._open = open
         self._host_trouble = host_trouble
         self._retry_s = retry_s

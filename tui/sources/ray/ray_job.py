@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from tui.sources.ssh.port_forward import Forward
 
 _BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)
+# How long a job's end waits for the log stream to deliver its last lines and close.
+END_WAIT_S = 5.0
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -195,12 +197,25 @@ class RayJobLog:
         tasks = [asyncio.create_task(self._tail(submission_id, queue)),
                  asyncio.create_task(self._poll(queue))]
         unsettled = True  # bytes arrived since the last CaughtUp
+        # The job's end, polled before the stream has sent the log's last lines: held until it
+        # has (or END_WAIT_S), so the end is told with the step the job reached, not one before.
+        ended: JobState | None = None
+        ended_by = 0.0
         try:
             while True:
+                wait = self.quiet_s if unsettled else None
+                if ended is not None:
+                    wait = max(0.0, min(wait if wait is not None else END_WAIT_S, ended_by - time.monotonic()))
                 try:
-                    event = await asyncio.wait_for(queue.get(), self.quiet_s if unsettled else None)
+                    event = await asyncio.wait_for(queue.get(), wait)
                 except asyncio.TimeoutError:
                     event = CaughtUp()
+                if isinstance(event, JobState) and event.record.ended and not tasks[0].done():
+                    ended, ended_by = event, time.monotonic() + END_WAIT_S
+                    continue
+                if ended is not None and (tasks[0].done() or time.monotonic() >= ended_by):
+                    yield ended
+                    ended = None
                 if isinstance(event, CaughtUp):
                     if not unsettled:
                         continue
