@@ -172,12 +172,10 @@ class LogScanner:
             has_needle = bool(found)
         else:
             has_needle = any(needle in line for needle in NEEDLES)
-        if not has_needle:
-            if len(line) > MAX_LINE_BYTES:
-                self.skipped_lines += 1
-            return []
         if len(line) > MAX_LINE_BYTES:
             self.skipped_lines += 1
+            return []
+        if not has_needle:
             return []
         # The needle lines alone do not say what every line shares (NeMo-RL's bullets are
         # all indented): a log pasted indented is a local file, read by ``feed``.
@@ -306,8 +304,9 @@ class LogScanner:
                 if raw_length in _CUT_LENGTHS and metrics:
                     metrics.pop(next(reversed(metrics)))
                     dropped += 1
+                prefixed, pid = _process_prefix(text)
                 records.append(StepRecord(step, metrics, offset, end, dropped,
-                                          prefixed=_has_prefix(text), pid=_prefix_pid(text)))
+                                          prefixed=prefixed, pid=pid))
                 self._last_incident = None
                 self._kin.saw_step(step)
                 continue
@@ -353,9 +352,12 @@ class LogScanner:
         return [incident]
 
 
-def _has_prefix(line: str) -> bool:
-    """Whether a physical line starts with a process prefix (Ray's, torchrun's)."""
-    return PROCESS_PREFIX.match(strip_stamp(strip_ansi(line[:200]).lstrip("\r"))) is not None
+def _process_prefix(line: str) -> tuple[bool, int | None]:
+    """Whether a physical line starts with a process prefix (Ray's, torchrun's), and the pid
+    in Ray's (``(TaskRunner pid=16672)``), if any: the line's head is cleaned once for both."""
+    head = strip_stamp(strip_ansi(line[:200]).lstrip("\r"))
+    return (PROCESS_PREFIX.match(head) is not None,
+            read_line(head).pid if "pid=" in line[:200] else None)
 
 
 def after_hole(buf: bytes | bytearray, start: int, pos: int) -> int:
@@ -363,13 +365,6 @@ def after_hole(buf: bytes | bytearray, start: int, pos: int) -> int:
     later: just past the last NUL before ``pos`` (see ``HOLE``), else ``start``."""
     nul = buf.rfind(HOLE, start, pos)
     return start if nul == -1 else nul + 1
-
-
-def _prefix_pid(line: str) -> int | None:
-    """The pid in a physical line's Ray prefix (``(TaskRunner pid=16672)``), if any."""
-    if "pid=" not in line[:200]:
-        return None
-    return read_line(strip_stamp(strip_ansi(line[:200]).lstrip("\r"))).pid
 
 
 def _line_end(buf: bytes, start: int, end: int) -> int:
