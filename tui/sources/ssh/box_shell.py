@@ -187,13 +187,17 @@ async def _past_greeting(process: Process, nonce: str, host: str, merged: bool) 
             raise SourceError(f"{host}: command not found: {safe_text(tool)}")
 
 
+def _shown(printed: bytes) -> str:
+    """The start of what a login shell printed, made safe and quoted (``…`` when cut)."""
+    shown = safe_text(printed[:_SHOWN_BYTES].decode("utf-8", "replace"))
+    return f"{shown!r}{'…' if len(printed) > _SHOWN_BYTES else ''}"
+
+
 def _unreadable(host: str, greeting: bytes) -> str:
     if not greeting.strip():
         return (f"{host}: the login shell ended without running the command (is /bin/sh there, "
                 "or does an authorized_keys command= replace it?)")
-    shown = safe_text(greeting[:_SHOWN_BYTES].decode("utf-8", "replace"))
-    more = "…" if len(greeting) > _SHOWN_BYTES else ""
-    return f"{host}: the login shell printed something we could not read past: {shown!r}{more}"
+    return f"{host}: the login shell printed something we could not read past: {_shown(greeting)}"
 
 
 async def _printed_so_far(process: Process) -> bytes:
@@ -206,9 +210,6 @@ async def _printed_so_far(process: Process) -> bytes:
 
 
 def _silent(host: str, deadline_s: float, said: bytes) -> str:
-    after = ""
-    if said.strip():
-        shown = safe_text(said[:_SHOWN_BYTES].decode("utf-8", "replace"))
-        after = f"; its login shell printed {shown!r}{'…' if len(said) > _SHOWN_BYTES else ''} and then nothing"
+    after = f"; its login shell printed {_shown(said)} and then nothing" if said.strip() else ""
     return (f"{host}: logged in, but the box did not answer within {word_duration(deadline_s)}{after} "
             "(a login shell or an authorized_keys command= that never starts the command?)")
