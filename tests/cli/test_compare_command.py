@@ -28,3 +28,11 @@ def test_the_command_is_listed_and_takes_the_dashboards_options():
         assert option in usage
     done = rlwatch("compare", str(verl_log("034")), str(verl_log("035")), "--theme", "no-such-theme")
     assert done.returncode == 3 and "no-such-theme" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_mute_is_taken_and_a_misspelt_rule_fails_before_the_screen_opens():
+    """``--mute`` means what it means to check: a rule id no rule has is a typo, said at once."""
+    assert "--mute" in rlwatch("compare", "--help").stdout
+    done = rlwatch("compare", str(verl_log("034")), str(verl_log("035")), "--mute", "step-tme")
+    assert done.returncode == 3 and done.stdout == ""
+    assert "no rule named 'step-tme' to mute" in done.stderr and done.stderr.count("\n") == 1

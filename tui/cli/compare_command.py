@@ -17,6 +17,7 @@ from tui.cli import exit_codes
 from tui.cli.dashboard import _appearance, _exit_on_hangup, _unreadable
 from tui.cli.targets import local_run_dir, open_target
 from tui.rules.rule_file import RuleFileError, load_rules, override_paths
+from tui.session.run_mutes import RunMutes
 from tui.session.run_session import RunSession
 from tui.sources.base import SourceError
 
@@ -26,9 +27,11 @@ if TYPE_CHECKING:
 
 def run_compare(targets: Sequence[str], log: str | None = None, rules_file: str | None = None,
                 accept_new_host_key: bool = False, theme: str | None = None,
-                ascii_only: bool | None = None) -> int:
+                ascii_only: bool | None = None, mute: str | None = None) -> int:
     """The compare screen on ``targets``; returns the exit status. ``log``: ``--log``, the
-    log to read in each run directory (a relative name is looked for in each)."""
+    log to read in each run directory (a relative name is looked for in each); ``mute``:
+    ``--mute RULE[,RULE…]``. Each run's state in the title honours the mutes, those given
+    and those kept for the run from the dashboard's ``m``, as the dashboard's own header does."""
     if len(targets) < 2:
         print("rlwatch compare: name two or more runs to compare (rlwatch compare RUN_A RUN_B …)",
               file=sys.stderr)
@@ -37,14 +40,15 @@ def run_compare(targets: Sequence[str], log: str | None = None, rules_file: str 
     if appearance is None:
         return exit_codes.USAGE
     try:
-        rules = load_rules(*override_paths(rules_file))
+        rules = load_rules(*override_paths(rules_file), mute=mute)
         sessions = []
         for target in targets:
             opened = open_target(target, log, accept_new_host_key)
             # The accelerators are not compared: only the runs' own numbers are shown.
             sessions.append(RunSession(opened.source, rules=rules, run_dir=local_run_dir(target),
                                        note=opened.note, watch_accelerators=False,
-                                       accept_new_host_key=accept_new_host_key))
+                                       accept_new_host_key=accept_new_host_key,
+                                       mutes=RunMutes(opened.source.label)))
         return asyncio.run(_compare(sessions, appearance))
     except (SourceError, RuleFileError) as error:
         return _unreadable(error)

@@ -216,11 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser("compare", help="several runs side by side: charts, numbers, settings")
     compare.add_argument("targets", nargs="+", metavar="PATH", help="two or more runs, as for the dashboard")
-    _add_log_option(compare)
+    _add_log_option(compare, mute=True)
     _add_look_options(compare)
 
     rules = commands.add_parser("rules", help="print the active health rules and their numbers")
     _add_rules_option(rules)
+    _add_mute_option(rules)
 
     status = commands.add_parser(
         "status", help="one short line for tmux's status-right, e.g. "
@@ -401,11 +402,12 @@ def _dispatch(argv: list[str] | None) -> int:
     if args.command == "compare":
         from tui.cli.compare_command import run_compare
 
-        return run_compare(args.targets, args.log, args.rules, args.accept_new_host_key, args.theme, args.ascii)
+        return run_compare(args.targets, args.log, args.rules, args.accept_new_host_key, args.theme, args.ascii,
+                           args.mute)
     if args.command == "rules":
         from tui.cli.rules_command import run_rules
 
-        return run_rules(args.rules)
+        return run_rules(args.rules, args.mute)
     if args.command == "status":
         from tui.cli.status_command import run_status
 

@@ -29,11 +29,13 @@ def _worth_showing(value: object) -> bool:
     return not (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0)
 
 
-def run_rules(rules_file: str | None) -> int:
-    """Entry point for ``rlwatch rules``."""
+def run_rules(rules_file: str | None, mute: str | None = None) -> int:
+    """Entry point for ``rlwatch rules``; ``mute``: ``--mute RULE[,RULE…]``, so a user can see
+    what a check with the same ``--mute`` would judge with (and learn of a misspelt id before
+    a night's watching)."""
     paths = override_paths(rules_file)
     try:
-        rules = load_rules(*paths)
+        rules = load_rules(*paths, mute=mute)
     except RuleFileError as error:
         print(f"rlwatch: {error}", file=sys.stderr)
         return exit_codes.UNREADABLE
