@@ -66,7 +66,7 @@ class LogLine:
     text: str = ""
 
     def words(self) -> str:
-        where = f"{self.log}, byte {self.offset:,}" if self.log else f"byte {self.offset:,}"
+        where = f"{_file_name(self.log)}, byte {self.offset:,}" if self.log else f"byte {self.offset:,}"
         return f"{where}: {_cut(self.text)}" if self.text else where
 
 
@@ -80,7 +80,7 @@ class LogSpan:
     end: int
 
     def words(self) -> str:
-        where = f"{self.log}, " if self.log else ""
+        where = f"{_file_name(self.log)}, " if self.log else ""
         return f"{where}bytes {self.start:,}–{self.end:,}" if self.end > self.start else f"{where}from byte {self.start:,}"
 
 
@@ -288,6 +288,12 @@ def _since_last_step(model: RunModel) -> LogSpan:
     """The log read since the last step line."""
     start = max(0, model.last_step_line_end)
     return LogSpan(model.log, start, max(start, model.read_to))
+
+
+def _file_name(log: str) -> str:
+    """The log's file name (its label is a whole local path, or ``host:path``): the rest is
+    in the title of every screen."""
+    return log.rsplit("/", 1)[-1]
 
 
 def _cut(text: str) -> str:

@@ -32,8 +32,10 @@ class DashboardScreen(Screen):
     BINDINGS = [
         Binding("c", "chart", "Chart", tooltip="the focused panel's metric over the whole run"),
         Binding("w", "why", "Why",
-                tooltip="open what the header's verdict names: a crash's traceback, else the "
-                        "worst finding's step"),
+                tooltip="open what the header's verdict names: a crash's traceback, a stall's "
+                        "evidence, else the worst finding's step"),
+        Binding("h", "why_stuck", "Stuck?",
+                tooltip="why the run prints no new step: the stall's evidence, each with its source"),
         Binding("g", "go_to", "Go to", show=False,
                 tooltip="ask for a step number and open that step's detail"),
     ]
@@ -97,6 +99,10 @@ class DashboardScreen(Screen):
             self.notify("Every rule holds: nothing to open.")
         else:
             run_context(self).open_finding(worst)
+
+    def action_why_stuck(self) -> None:
+        """Why a stalled or overdue run prints no new step (or that it moves)."""
+        run_context(self).open_why_stuck()
 
     def on_run_header_verdict_clicked(self) -> None:
         self.action_why()
