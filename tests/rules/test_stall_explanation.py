@@ -93,7 +93,8 @@ def test_a_hang_no_line_explains_is_unknown_and_each_gpu_says_what_it_did():
     assert explained.state == STALLED
     where = explained.items[1]
     assert where.says == "where: unknown: no line since step 4 names a phase"
-    assert where.source == LogSpan(model.log, model.last_step_line_end, model.read_to)
+    assert where.source == LogSpan(model.log, 468, 468)
+    assert where.source.words() == "nccl_rank1_hang_still_hanging.log, nothing after byte 468"
     gpu0, gpu1, both = explained.items[-3:]
     assert gpu0.says.startswith("localhost:0 busy with flat power and memory (waiting in a collective?)")
     assert gpu1.says == "localhost:1 idle (0 %, 123 W, 1663 MiB; 2 readings)"

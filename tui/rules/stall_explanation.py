@@ -81,7 +81,9 @@ class LogSpan:
 
     def words(self) -> str:
         where = f"{_file_name(self.log)}, " if self.log else ""
-        return f"{where}bytes {self.start:,}–{self.end:,}" if self.end > self.start else f"{where}from byte {self.start:,}"
+        if self.end > self.start:
+            return f"{where}bytes {self.start:,}–{self.end:,}"
+        return f"{where}nothing after byte {self.start:,}"
 
 
 @dataclass(frozen=True, slots=True)

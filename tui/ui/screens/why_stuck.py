@@ -57,7 +57,8 @@ class WhyStuckScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
-        Binding("enter", "open", "Open", tooltip="the log at the highlighted line"),
+        # Before the list's own enter (hidden), so the key bar shows it.
+        Binding("enter", "open", "Open", priority=True, tooltip="the log at the highlighted line"),
     ]
     GUIDE = (
         "Why the run has printed no new step, one item a row, each with where it was read "
@@ -72,8 +73,7 @@ class WhyStuckScreen(Screen[None]):
     )
     DEFAULT_CSS = """
     WhyStuckScreen #headline { height: auto; padding: 0 1; }
-    WhyStuckScreen OptionList { height: 1fr; border: none; padding: 0 1; }
-    WhyStuckScreen OptionList > .option-list--option { padding: 0 0; }
+    WhyStuckScreen OptionList, WhyStuckScreen OptionList:focus { height: 1fr; border: none; padding: 0 1; }
     """
 
     def __init__(self, accelerators: AcceleratorHistory | None = None) -> None:
