@@ -18,6 +18,7 @@ from tui.rules.stall_explanation import LogLine
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.screens.findings import FindingsScreen
+from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.log_at import LogAtScreen
 from tui.ui.screens.why_stuck import WhyStuckScreen
 
@@ -125,6 +126,10 @@ async def test_h_on_a_hang_no_line_explains_says_unknown_and_what_each_gpu_does(
         assert "localhost:1 idle (0 %, 123 W, 1663 MiB; 2 readings)" in items
         assert "the rank on an idle device is usually the one the others wait for" in items
         assert "saving a checkpoint" not in items
+        await pilot.press("question_mark")  # the view's keys, and how to read it
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        await wait_for(pilot, lambda: "enter on a log line opens the log" in on_screen(app).replace("\n", " ")
+                       or "enter on a log line" in on_screen(app), "the view's guide")
 
 
 async def test_log_text_since_the_step_is_shown_literally(tmp_path):
