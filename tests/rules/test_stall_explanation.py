@@ -8,10 +8,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.support import DDP, HANGS, hang_model, hang_readings, history_of
+from tui.parsers.records import JobOutcome, JobRecord
 from tui.rules.rule_file import load_rules
 from tui.rules.stall_explanation import (
+    FINISHED,
     MOVING,
     OVERDUE,
+    QUEUED,
     STALLED,
     TAIL_LINES,
     AcceleratorReading,
@@ -160,10 +163,16 @@ def test_a_run_silent_before_its_first_step_is_stalled_by_its_silence():
     assert (quiet.state, quiet.headline) == (MOVING, "no step yet; the log was written 1 min ago")
 
 
-def test_a_finished_run_waits_for_nothing():
+def test_a_finished_run_or_a_job_the_scheduler_ended_waits_for_nothing():
     model = hang_model(SAVE_BLOCKED, WRITTEN)
+    model.job = JobRecord("Slurm", "812", "TIMEOUT", JobOutcome.FAILED, "")
+    assert (explain_stall(model, WRITTEN + 3600, limits=LIMITS).headline
+            == "Slurm says the job is over (TIMEOUT): it waits for no step")
+    model.job = JobRecord("Slurm", "812", "PENDING", JobOutcome.PENDING, "")
+    assert explain_stall(model, WRITTEN + 3600, limits=LIMITS).state == QUEUED
+    model.job = None
     model._own_end_seen = True
-    assert explain_stall(model, WRITTEN + 3600, limits=LIMITS).state == "finished"
+    assert explain_stall(model, WRITTEN + 3600, limits=LIMITS).state == FINISHED
 
 
 def test_a_long_line_is_cut_and_its_source_names_the_file_only():

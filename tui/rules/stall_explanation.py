@@ -29,6 +29,7 @@ from tui.durations import word_duration
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
+from tui.parsers.records import JobOutcome
 from tui.rules.device_activity import DeviceActivity, device_activity, mix_meaning
 from tui.rules.engine import stall_limit, step_seconds
 from tui.rules.eta import OVERDUE_MIN_S, overdue_s
@@ -39,6 +40,7 @@ MOVING = "moving"
 OVERDUE = "overdue"
 STALLED = "stalled"
 FINISHED = "finished"
+QUEUED = "queued"
 # How many of the log's last lines since the last step are items, and how much of each.
 TAIL_LINES = 6
 LINE_CHARS = 240
@@ -160,6 +162,12 @@ def explain_stall(model: RunModel, now: float, *, limits: Mapping[str, float] | 
     step, since = model.last_step, model.last_step_at
     if model.finished:
         return StallExplanation(FINISHED, "the run finished: it waits for no step")
+    job = model.job
+    if job is not None and (job.ended or job.outcome == JobOutcome.PENDING):
+        # The scheduler knows better, as the stall rule holds: the job is over, or not started.
+        said = "is over" if job.ended else "has not started"
+        return StallExplanation(FINISHED if job.ended else QUEUED,
+                                f"{job.scheduler} says the job {said} ({job.state}): it waits for no step")
     if step is None or since is None:
         return _before_first_step(model, now, limits, tail)
     quiet = now - since

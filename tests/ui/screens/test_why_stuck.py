@@ -137,7 +137,7 @@ async def test_log_text_since_the_step_is_shown_literally(tmp_path):
     app = app_on(hung_copy(tmp_path, SAVE_BLOCKED, TWO_HOURS, hostile))
     async with app.run_test(size=(80, 24)) as pilot:
         await stalled(pilot, app)
-        await pilot.press("h")
+        await pilot.press("w")  # what the header's verdict names: the stall
         await wait_for(pilot, lambda: isinstance(app.screen, WhyStuckScreen), "the why view")
         await tail_read(pilot, app)
         (line,) = [prompt for prompt in prompts(app) if "boom" in prompt.plain]
