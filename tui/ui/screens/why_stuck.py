@@ -52,13 +52,19 @@ TAIL_BYTES = 16 * 1024
 _HEADLINE_STYLE = {STALLED: "bold $error", OVERDUE: "bold $warning", MOVING: "bold $success"}
 
 
+class EvidenceList(OptionList):
+    """The items, one option each; ``enter`` (shown in the key bar) selects the highlighted one.
+    The list's own key, not the screen's: a screen binding that must run before the list's
+    hidden ``enter`` ran before a ``down`` typed just ahead of it had moved the highlight."""
+
+    BINDINGS = [Binding("enter", "select", "Open", tooltip="the log at the highlighted item's line")]
+
+
 class WhyStuckScreen(Screen[None]):
     """The evidence of a stall, item by item; escape goes back, enter opens a log line."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
-        # Before the list's own enter (hidden), so the key bar shows it.
-        Binding("enter", "open", "Open", priority=True, tooltip="the log at the highlighted line"),
     ]
     GUIDE = (
         "Why the run has printed no new step, one item a row, each with where it was read "
@@ -89,7 +95,7 @@ class WhyStuckScreen(Screen[None]):
         yield TitleBar(Content.assemble(("Why is it stuck", "bold"), "  ",
                                         safe_text(run_context(self).short_name)))
         yield Static(id="headline")
-        yield OptionList()
+        yield EvidenceList()
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -142,11 +148,6 @@ class WhyStuckScreen(Screen[None]):
         options.display = bool(explained.items)
         if explained.items:
             options.highlighted = min(kept or 0, len(explained.items) - 1)
-
-    def action_open(self) -> None:
-        at = self.query_one(OptionList).highlighted
-        if at is not None and 0 <= at < len(self.items):
-            self._open(self.items[at])
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
