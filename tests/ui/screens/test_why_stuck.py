@@ -183,3 +183,15 @@ async def test_h_is_offered_only_while_the_run_is_stuck(tmp_path):
         await pilot.press("h")
         await pilot.pause(0.2)
         assert app.screen is app.dashboard
+
+
+async def test_the_palette_names_the_view(tmp_path):
+    app = app_on(hung_copy(tmp_path, NCCL_HANG, TWO_HOURS))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await stalled(pilot, app)
+        await pilot.press("ctrl+p", *"Why is it stuck")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, WhyStuckScreen), "the why view")
+        await wait_for(pilot, lambda: headline(app).startswith("stalled: no new step for 2 h 00 min after step 4"),
+                       "its headline")
