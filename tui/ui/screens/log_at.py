@@ -47,7 +47,7 @@ class LogAtScreen(Screen[None]):
         at = (f"byte {self.line_offset:,}" if self.line_offset is not None
               else f"from byte {self.line_start:,}")
         yield TitleBar(Content.assemble(("Log", "bold"), f"  {at}: ", safe_text(self.what)))
-        yield FailureText()
+        yield FailureText("reading the log…")
         yield KeyBar()
 
     def on_mount(self) -> None:
