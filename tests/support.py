@@ -34,7 +34,11 @@ from tests.corpus import verl_log
 from tests.parsers.smi.corpus_files import H100_CAPTURE
 from tests.sources.accelerators.replay import install, path_with
 from tests.sshd import ClientHome
+from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
+from tui.parsers.run_config import parse_run_config
+from tui.parsers.smi.nvidia_query_csv import parse_gpus
+from tui.parsers.smi.records import AcceleratorSample, on_host
 from tui.parsers.log_scanner import NEEDLES, LogScanner
 from tui.parsers.verl_jsonl import JsonlScanner
 from tui.rules.engine import RuleEngine
@@ -555,3 +559,43 @@ def count_figure_builds(plot: Any) -> Callable[[], int]:
 
     plot.plt.build = counted
     return lambda: builds
+
+
+# Real accelerator readings of a hang
+
+HANGS = Path(__file__).resolve().parent / "fixtures" / "logs" / "generated" / "hangs"
+DDP = HANGS.parent / "ddp"
+
+
+def hang_readings() -> list[tuple[float, list[AcceleratorSample]]]:
+    """Each reading of ddp/nccl_rank1_hang_readings.txt (nvidia-smi on 2×H200 while rank 1
+    slept before an all-reduce and rank 0 waited in it): its second of the day and the GPUs' rows."""
+    found = []
+    for block in (DDP / "nccl_rank1_hang_readings.txt").read_text().split("== ")[1:]:
+        stamp, *lines = block.splitlines()
+        hours, minutes, seconds = (int(part) for part in stamp.split(":"))
+        gpus = lines[:lines.index("pid, gpu_uuid, used_gpu_memory [MiB]")]
+        found.append((hours * 3600.0 + minutes * 60 + seconds, on_host(parse_gpus("\n".join(gpus)), "localhost")))
+    return found
+
+
+def hang_model(log: Path, written: float) -> RunModel:
+    """The model of a whole hung log as the app builds it (its printed config too), its file
+    last written at ``written``."""
+    data = log.read_bytes()
+    scanner, model = LogScanner(), RunModel(str(log))
+    model.config = parse_run_config(data)
+    model.apply(scanner.feed(data) + scanner.finish(), now=written)
+    model.note_write(written)
+    model.read_to = len(data)
+    return model
+
+
+def history_of(readings: list[tuple[float, list[AcceleratorSample]]], start: float,
+               history: AcceleratorHistory | None = None) -> AcceleratorHistory:
+    """``readings`` added to ``history`` (default: a new one), the first at ``start``."""
+    history = history if history is not None else AcceleratorHistory()
+    first = readings[0][0]
+    for at, samples in readings:
+        history.add(samples, start + at - first)
+    return history

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tui.model.accelerators import AcceleratorHistory
+from tests.support import hang_readings, history_of
 from tui.model.run_model import RunModel
 from tui.parsers.log_scanner import LogScanner
 from tui.parsers.smi.nvidia_query_csv import parse_gpus
-from tui.parsers.smi.records import AcceleratorSample, on_host
+from tui.parsers.smi.records import on_host
 from tui.rules.device_activity import IDLE, RELEASED, SPINNING, UNCLEAR, activity_words, device_activity
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import load_rules
@@ -22,25 +22,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DDP = FIXTURES / "logs" / "generated" / "ddp"
 LOOP = FIXTURES / "corpus" / "smi" / "h100_real" / "query_loop.txt"
 T0 = 2_000_000_000.0
-
-
-def hang_readings() -> list[tuple[float, list[AcceleratorSample]]]:
-    """Each reading of nccl_rank1_hang_readings.txt: its second of the day and the GPUs' rows."""
-    found = []
-    for block in (DDP / "nccl_rank1_hang_readings.txt").read_text().split("== ")[1:]:
-        stamp, *lines = block.splitlines()
-        hours, minutes, seconds = (int(part) for part in stamp.split(":"))
-        gpus = lines[:lines.index("pid, gpu_uuid, used_gpu_memory [MiB]")]
-        found.append((hours * 3600.0 + minutes * 60 + seconds, on_host(parse_gpus("\n".join(gpus)), "localhost")))
-    return found
-
-
-def history_of(readings: list[tuple[float, list[AcceleratorSample]]], start: float) -> AcceleratorHistory:
-    history = AcceleratorHistory()
-    first = readings[0][0]
-    for at, samples in readings:
-        history.add(samples, start + at - first)
-    return history
 
 
 def test_a_rank_waiting_in_an_all_reduce_spins_beside_the_idle_rank_it_waits_for():

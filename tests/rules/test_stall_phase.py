@@ -13,10 +13,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from tests.support import rlwatch
+from tests.support import hang_model, rlwatch
 from tui.model.run_model import RunModel
-from tui.parsers.log_scanner import LogScanner
-from tui.parsers.run_config import parse_run_config
 from tui.parsers.stall_evidence import match_phase
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import load_rules
@@ -29,12 +27,7 @@ AN_HOUR = 3600.0
 
 
 def model_of(log: Path) -> RunModel:
-    data = log.read_bytes()
-    scanner, model = LogScanner(), RunModel()
-    model.config = parse_run_config(data)
-    model.apply(scanner.feed(data) + scanner.finish(), now=WRITTEN)
-    model.note_write(WRITTEN)
-    return model
+    return hang_model(log, WRITTEN)
 
 
 def stalled(model: RunModel):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import shutil
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -36,7 +37,7 @@ from rich.text import Text
 from textual.app import App
 
 from tests.corpus import verl_log
-from tests.support import dashboard_on, match_snapshot, step_lines
+from tests.support import HANGS, dashboard_on, match_snapshot, step_lines
 from tests.ui.test_dashboard import wait_for
 from tests.ui.test_drilldown import first_steps
 from tui.cli.fleet import RunOptions, fleet_runs, listed_runs
@@ -51,6 +52,7 @@ from tui.ui.screens.findings import FindingsScreen
 from tui.ui.screens.processes import ProcessesScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
+from tui.ui.screens.why_stuck import WhyStuckScreen
 from tui.ui.widgets.chart_plot import ChartPlot
 
 # The log's modification time, and "now" two minutes later.
@@ -201,3 +203,32 @@ async def test_small_pane_snapshot(tmp_path, monkeypatch, size):
         await pilot.pause(0.5)
         svg = screen_svg(app, False)
     match_snapshot(f"dashboard_small_{size}", svg)
+
+
+@pytest.mark.parametrize("variant", ["ascii", "no_color"])
+@pytest.mark.parametrize("size", list(SIZES))
+async def test_why_stuck_snapshot(tmp_path, monkeypatch, size, variant):
+    """The why view on a real run hung saving its step-8 checkpoint (hangs/), an hour after its
+    log was last written: every item and its source whole at 80×24 as at 200×50."""
+    if variant == "no_color":
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    log = tmp_path / "train.log"
+    shutil.copyfile(HANGS / "save_blocked_at_step8_still_hanging.log", log)
+    os.utime(log, (WRITTEN_AT, WRITTEN_AT))
+    app = dashboard_on(LocalFile(log, poll_seconds=0.05), label="cola/train.log", name="cola",
+                       watch_accelerators=False)
+    app.dashboard.header.clock = lambda: WRITTEN_AT + 3600
+    async with app.run_test(size=SIZES[size]) as pilot:
+        await wait_for(pilot, lambda: any(f.rule == "stalled" for f in app.findings), "the stall", timeout=20)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, WhyStuckScreen), "the why view")
+        screen = app.screen
+        assert isinstance(screen, WhyStuckScreen)
+        screen.clock = lambda: WRITTEN_AT + 3600
+        screen.refresh_items()
+        await wait_for(pilot, lambda: len(screen.items) == 6, "every item, the log's last line among them")
+        await pilot.pause(0.5)
+        svg = screen_svg(app, variant == "ascii")
+    match_snapshot(f"why_stuck_{size}_{variant}", svg)

@@ -64,7 +64,9 @@ WORDS = {
 
 @dataclass(frozen=True, slots=True)
 class DeviceActivity:
-    """One device's state since the last step, with the readings that say so."""
+    """One device's state since the last step, with the readings that say so: how many,
+    their means, and the device and span they were read on (``host``, ``index``, from
+    ``first_at`` to ``last_at``), so a reader can say where each word came from."""
 
     name: str    # "node1:0"
     state: str   # IDLE, SPINNING, RELEASED, WORKING or UNCLEAR
@@ -72,6 +74,10 @@ class DeviceActivity:
     util_pct: float
     power_w: float | None
     mem_mib: float | None
+    host: str = ""
+    index: int = 0
+    first_at: float = 0.0
+    last_at: float = 0.0
 
     def words(self) -> str:
         """``node1:0 busy with flat power and memory (…) (100 %, 168 W, 2 readings)``."""
@@ -99,19 +105,25 @@ def activity_words(activities: list[DeviceActivity], after: str) -> str | None:
     of states usually means; None without readings."""
     if not activities:
         return None
-    states = {activity.state for activity in activities}
     listed = ", ".join(activity.words() for activity in activities)
     said = f"devices {after}: {listed}"
+    meaning = mix_meaning(activities)
+    return f"{said}; {meaning}" if meaning is not None else said
+
+
+def mix_meaning(activities: list[DeviceActivity]) -> str | None:
+    """What the devices' states together usually mean (None: nothing more than each says)."""
+    states = {activity.state for activity in activities}
     if states == {RELEASED}:
-        return said + "; every device gave its memory back: the run's processes are gone"
+        return "every device gave its memory back: the run's processes are gone"
     if states == {IDLE}:
-        return said + "; every device idle: waiting on something off the devices (a dead worker, the reward, I/O)"
+        return "every device idle: waiting on something off the devices (a dead worker, the reward, I/O)"
     if SPINNING in states and IDLE in states:
-        return said + ("; some spin in a collective while others are idle: the rank on an idle device "
-                       "is usually the one the others wait for")
+        return ("some spin in a collective while others are idle: the rank on an idle device "
+                "is usually the one the others wait for")
     if states == {SPINNING}:
-        return said + "; every device spins at flat power: a collective stuck (NCCL/HCCL)"
-    return said
+        return "every device spins at flat power: a collective stuck (NCCL/HCCL)"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +132,7 @@ class _Readings:
     readings kept from before it."""
 
     util: list[float]
+    times: list[float]  # when each utilisation reading was taken
     power: list[float]
     memory: list[float]
     power_before: float | None
@@ -130,15 +143,18 @@ class _Readings:
         """None with fewer than two utilisation readings since ``since``."""
         back = device.updated - since + BEFORE_S
 
-        def split(metric: str) -> tuple[list[float], float | None]:
+        def split(metric: str) -> tuple[list[tuple[float, float]], float | None]:
             readings = device.recent(metric, back)
             before = [v for t, v in readings if t < since]
-            return [v for t, v in readings if t >= since], max(before, default=None)
+            return [(t, v) for t, v in readings if t >= since], max(before, default=None)
 
         util, _ = split("util_pct")
         power, power_before = split("power_w")
         memory, memory_before = split("mem_used_mib")
-        return cls(util, power, memory, power_before, memory_before) if len(util) >= 2 else None
+        if len(util) < 2:
+            return None
+        return cls([v for _, v in util], [t for t, _ in util], [v for _, v in power],
+                   [v for _, v in memory], power_before, memory_before)
 
 
 def _activity(device: DeviceHistory, read: _Readings, idle_power: float | None) -> DeviceActivity:
@@ -163,7 +179,8 @@ def _activity(device: DeviceHistory, read: _Readings, idle_power: float | None) 
             state = SPINNING
     name = f"{device.host}:{device.latest.index}" if device.host else f"GPU {device.latest.index}"
     return DeviceActivity(name, state, len(read.util), mean_util, mean_power,
-                          read.memory[-1] if read.memory else None)
+                          read.memory[-1] if read.memory else None, device.host, device.latest.index,
+                          read.times[0], read.times[-1])
 
 
 def _flat(values: list[float], within: float) -> bool:

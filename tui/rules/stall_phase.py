@@ -51,6 +51,27 @@ class PhaseTime:
 
 
 @dataclass(frozen=True, slots=True)
+class Schedule:
+    """A phase the printed config runs every ``every`` steps (``key``), and the step under way."""
+
+    kind: str
+    key: str
+    every: int
+    step: int
+    does: str  # "saves a checkpoint"
+
+    @property
+    def due(self) -> bool:
+        """Whether the step under way runs the phase."""
+        return self.step % self.every == 0
+
+    def words(self) -> str:
+        """``step 8 saves a checkpoint (trainer.save_freq=4)``, or ``step 9 is not a save step (…)``."""
+        said = self.does if self.due else f"is not a {PHASE_NOUNS[self.kind]} step"
+        return f"step {self.step} {said} ({self.key}={self.every})"
+
+
+@dataclass(frozen=True, slots=True)
 class StallPhase:
     """Where a stalled step stands. ``phase`` is a kind of :mod:`tui.parsers.stall_evidence`
     (None: unknown); ``line``/``offset`` the line that says so; ``scheduled`` what the
@@ -125,18 +146,23 @@ def phase_time(model: RunModel, phase: str) -> PhaseTime | None:
     return None
 
 
-def _scheduled(model: RunModel) -> list[tuple[str, str]]:
-    """The phases the printed config schedules at the step under way (the one after the
-    last), each with how it is said."""
+def schedules(model: RunModel) -> list[Schedule]:
+    """Every phase the printed config schedules every N steps, each with whether the step
+    under way (the one after the last) is due to run it."""
     if model.config is None or model.last_step is None:
         return []
     step = model.last_step + 1
-    said = []
+    found = []
     for kind, key, does in SCHEDULES:
         every = _positive_int(model.config.values.get(key))
-        if every is not None and step % every == 0:
-            said.append((kind, f"step {step} {does} ({key}={every})"))
-    return said
+        if every is not None:
+            found.append(Schedule(kind, key, every, step, does))
+    return found
+
+
+def _scheduled(model: RunModel) -> list[tuple[str, str]]:
+    """The phases the printed config schedules at the step under way, each with how it is said."""
+    return [(schedule.kind, schedule.words()) for schedule in schedules(model) if schedule.due]
 
 
 def _positive_int(text: str | None) -> int | None:

@@ -42,6 +42,7 @@ from tui.ui.screens.processes import ProcessesScreen
 from tui.ui.screens.report import ReportScreen
 from tui.ui.screens.step_detail import StepDetailScreen
 from tui.ui.screens.steps import StepsScreen
+from tui.ui.screens.why_stuck import STALLED_KIND, WhyStuckScreen
 from tui.ui.terminal import TerminalExtras, rlwatch_driver
 from tui.ui.widgets.metric_panel import MetricPanel
 
@@ -472,13 +473,20 @@ class RlwatchApp(App[None]):
 
     def open_finding(self, finding: Finding) -> None:
         """Where ``finding`` happened: a failure (crash, error) opens the log at its byte
-        offset; any other finding, the detail of the latest step it hit."""
-        if finding.offset is not None:
+        offset; a stall, why it is stuck; any other finding, the detail of the latest step it hit."""
+        if any(rule.id == finding.rule and rule.kind == STALLED_KIND for rule in self.engine.rules):
+            self.open_why_stuck()
+        elif finding.offset is not None:
             self.push_screen(FailureScreen(finding))
         elif finding.last_step is not None:
             self.open_step(finding.last_step)
         else:
             self.notify("This finding has no step or place in the log to open.", severity="warning")
+
+    def open_why_stuck(self) -> None:
+        """Why the run prints no new step: the stall's evidence, each item with its source."""
+        if not isinstance(self.screen, WhyStuckScreen):
+            self.push_screen(WhyStuckScreen(self.session.accelerators))
 
     def on_compare_runs(self, message: CompareRuns) -> None:
         """Several runs side by side (the fleet view's marked rows)."""

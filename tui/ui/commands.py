@@ -65,6 +65,8 @@ class RunCommands(Provider):
             ("Findings", app.action_findings, "every finding of the health rules"),
             ("Report", app.action_report, "the end-of-run report"),
             ("Processes", app.action_processes, "which processes hold each GPU/NPU"),
+            ("Why is it stuck", app.open_why_stuck, "why the run prints no new step, each piece of "
+                                                    "evidence with where it was read"),
             ("Keys", app.action_help, "the keys of the current screen"),
         ]
 

@@ -37,6 +37,9 @@ class RunContext(Protocol):
     def open_finding(self, finding: Finding) -> None:
         """Show where ``finding`` happened: a failure's log text, else its latest step."""
 
+    def open_why_stuck(self) -> None:
+        """Show why the run prints no new step (the stall's evidence), or that it moves."""
+
     def toggle_mute(self, rule: str) -> None:
         """Mute ``rule``'s findings on this run, or unmute them, kept across restarts."""
 

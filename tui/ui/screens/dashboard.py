@@ -15,6 +15,7 @@ from tui.model.aliases import DASHBOARD_CONCEPTS
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding
 from tui.rules import run_state as states
+from tui.rules.eta import overdue_s
 from tui.ui.health import active_on, run_state, worst_finding
 from tui.ui.run_context import run_context
 from tui.ui.screens.goto_step import GoToStepScreen, landing_step
@@ -32,8 +33,11 @@ class DashboardScreen(Screen):
     BINDINGS = [
         Binding("c", "chart", "Chart", tooltip="the focused panel's metric over the whole run"),
         Binding("w", "why", "Why",
-                tooltip="open what the header's verdict names: a crash's traceback, else the "
-                        "worst finding's step"),
+                tooltip="open what the header's verdict names: a crash's traceback, a stall's "
+                        "evidence, else the worst finding's step"),
+        # Offered while the run is stalled or overdue (``check_action``).
+        Binding("h", "why_stuck", "Stuck?",
+                tooltip="why the run prints no new step: the stall's evidence, each with its source"),
         Binding("g", "go_to", "Go to", show=False,
                 tooltip="ask for a step number and open that step's detail"),
     ]
@@ -50,6 +54,7 @@ class DashboardScreen(Screen):
         self.header = RunHeader(label)
         self.grid = MetricGrid(DASHBOARD_CONCEPTS)
         self._findings: list[Finding] = []
+        self._stuck = False  # stalled, or overdue: ``h`` is offered
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -77,6 +82,16 @@ class DashboardScreen(Screen):
             panel.show_health(active_on(findings, panel.key, panel.series))
         state = states.run_state(self.model, findings)
         self.header.show_health(*run_state(findings), over=state.over, state=state)
+        facts = self.header.facts
+        stuck = state == states.RunState.STALLED or (state == states.RunState.RUNNING and overdue_s(
+            facts.last_step_at, facts.sec_per_it, self.header.clock(), facts.allowance) is not None)
+        if stuck != self._stuck:
+            self._stuck = stuck
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``h`` only where there is a stall to explain: a run stalled or overdue."""
+        return self._stuck if action == "why_stuck" else True
 
     async def on_metric_grid_grown(self, event: MetricGrid.Grown) -> None:
         """The extra panels just came on screen: draw them now, not at the next step."""
@@ -97,6 +112,10 @@ class DashboardScreen(Screen):
             self.notify("Every rule holds: nothing to open.")
         else:
             run_context(self).open_finding(worst)
+
+    def action_why_stuck(self) -> None:
+        """Why a stalled or overdue run prints no new step (or that it moves)."""
+        run_context(self).open_why_stuck()
 
     def on_run_header_verdict_clicked(self) -> None:
         self.action_why()

@@ -32,15 +32,16 @@ class FindingsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
         Binding("enter", "open", "Open",
-                tooltip="where the finding happened: a failure's log text, else its latest step"),
+                tooltip="where the finding happened: a failure's log text, a stall's evidence, "
+                        "else its latest step"),
         Binding("m", "mute", "Mute",
                 tooltip="mute this rule's findings on this run (kept across restarts); m again unmutes"),
     ]
     GUIDE = (
         "One row per rule and metric, newest first; repeated hits of a rule are one row "
         "(steps: first–last, count: how many). enter on a crash or an error opens the log "
-        "at the failure, with the whole traceback; on any other finding, the detail of its "
-        "latest step. The line under the table is the highlighted finding in full. "
+        "at the failure, with the whole traceback; on a stall, why the run is stuck (each piece "
+        "of evidence with where it was read); on any other finding, the detail of its latest step. The line under the table is the highlighted finding in full. "
         "A note (· note) is said, never counted: a band the run has sat outside of for long, "
         "a condition that cleared, a rule that cannot apply. m mutes the highlighted finding's "
         "rule on this run (– muted: shown, not counted, remembered); m again unmutes it."

@@ -18,7 +18,8 @@ from textual.widgets import Static
 PANEL_GUIDE = (
     "The header: the run, its step of the total, s/it, ETA, how long ago the last step "
     "came, and the verdict of the health rules (w opens what it names: a crash's "
-    "traceback, else the worst finding's step). Each panel: the latest value, its change "
+    "traceback, a stall's evidence, else the worst finding's step; h opens why a stalled or "
+    "overdue run prints no new step, each item with where it was read). Each panel: the latest value, its change "
     "since the previous point (Δ), the run's min and max, and the whole run, one column per "
     "bucket of steps with every spike kept: a sparkline, or where the panel has room a line "
     "chart with the value at its top, middle and bottom row and the steps under it. A "

@@ -81,9 +81,10 @@ class FailureText(VerticalScroll, can_focus=True):
     FailureText > #failure-exception { height: auto; color: $error; text-style: bold; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, reading: str = "reading the failure's text…") -> None:
+        """``reading``: what the first row says until the text is read."""
         super().__init__()
-        self._note = Static(Content("reading the failure's text…"), id="failure-note")
+        self._note = Static(Content(reading), id="failure-note")
         self._before = Static(Content(""), classes="failure-lines")
         self._exception = Static(Content(""), id="failure-exception")
         self._after = Static(Content(""), classes="failure-lines")
