@@ -173,9 +173,13 @@ def test_every_grep_string_is_a_part_of_its_needle_long_enough_not_to_match_by_c
         assert part.decode()  # whole characters: the expression is text
 
 
-def picked_from_chatter(tmp_path, markers: list[bytes]) -> list[bytes]:
-    """The lines grep picks from seed 001's chatter with ``markers`` at its start, in its
-    middle and at its end."""
+def assert_found_in_chatter(tmp_path, marker_lines: dict[str, list[str]], needles: tuple[str, ...],
+                            record_type: type[IncidentRecord] | type[PhaseRecord]) -> None:
+    """Every marker line (one per needle at least), at the start, in the middle and at the end
+    of seed 001's chatter, reaches the scanner through the parts grep looks for and reads as
+    its kind."""
+    markers = [line.encode() for lines in marker_lines.values() for line in lines]
+    assert all(any(needle.encode() in line for line in markers) for needle in needles)
     chatter = tmp_path / "chatter.log"
     subprocess.run([sys.executable, str(CHATTER), str(verl_log("032")), str(chatter), "2"],
                    check=True, stdout=subprocess.DEVNULL)
@@ -185,33 +189,20 @@ def picked_from_chatter(tmp_path, markers: list[bytes]) -> list[bytes]:
     block = b"".join(line + b"\n" for line in markers)
     log.write_bytes(block + text[:middle] + block + text[middle:] + block)
     found = subprocess.run(grep_command(NEEDLES, str(log)), capture_output=True, env={"LC_ALL": "C"}).stdout
-    return [line.rstrip(b"\n") for _, line in GrepOutput().feed(found)]
+    picked = [line.rstrip(b"\n") for _, line in GrepOutput().feed(found)]
+    for kind, lines in marker_lines.items():
+        for line in lines:
+            assert picked.count(line.encode()) == 3, (kind, line)
+            records = LogScanner().scan_line(line.encode() + b"\n", 0)
+            assert [record.kind for record in records if isinstance(record, record_type)] == [kind], line
 
 
 def test_each_crash_class_is_found_by_grep_anywhere_in_a_chatty_log(tmp_path):
-    """Every crash class's marker lines, at the start, in the middle and at the end of seed 001's
-    chatter, reach the scanner through the parts grep looks for, and read as their class."""
-    markers = [line.encode() for lines in MARKER_LINES.values() for line in lines]
-    assert all(any(needle.encode() in line for line in markers) for needle in incidents.incident_needles())
-    picked = picked_from_chatter(tmp_path, markers)
-    for kind, lines in MARKER_LINES.items():
-        for line in lines:
-            assert picked.count(line.encode()) == 3, (kind, line)
-            records = LogScanner().scan_line(line.encode() + b"\n", 0)
-            assert [record.kind for record in records if isinstance(record, IncidentRecord)] == [kind], line
+    assert_found_in_chatter(tmp_path, MARKER_LINES, incidents.incident_needles(), IncidentRecord)
 
 
 def test_each_phase_line_is_found_by_grep_anywhere_in_a_chatty_log(tmp_path):
-    """Every phase needle's marker lines reach the scanner through the parts grep looks for,
-    and read as their phase."""
-    markers = [line.encode() for lines in PHASE_MARKER_LINES.values() for line in lines]
-    assert all(any(needle.encode() in line for line in markers) for needle in stall_evidence.phase_needles())
-    picked = picked_from_chatter(tmp_path, markers)
-    for kind, lines in PHASE_MARKER_LINES.items():
-        for line in lines:
-            assert picked.count(line.encode()) == 3, (kind, line)
-            records = LogScanner().scan_line(line.encode() + b"\n", 0)
-            assert [record.kind for record in records if isinstance(record, PhaseRecord)] == [kind], line
+    assert_found_in_chatter(tmp_path, PHASE_MARKER_LINES, stall_evidence.phase_needles(), PhaseRecord)
 
 
 def test_on_every_corpus_log_grep_picks_each_needed_line_and_little_else():
