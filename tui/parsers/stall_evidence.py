@@ -121,6 +121,8 @@ GENERATION_BAR = "Processed prompts"
 
 def bar_phase(bar: ProgressRecord, segment: str) -> PhaseRecord | None:
     """The rollout a vLLM generation bar says is under way (short of its total) or over."""
+    if not bar.desc.endswith(GENERATION_BAR):  # every bar of a run comes here: the cheap test first
+        return None
     prefix = PROCESS_PREFIX.match(bar.desc)
     if (bar.desc[prefix.end():] if prefix else bar.desc).strip() != GENERATION_BAR:
         return None
