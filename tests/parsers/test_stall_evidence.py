@@ -60,8 +60,15 @@ PHASE_LINES = [
     (COLLECTIVE, "ai:480850:480850 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"),
     (COLLECTIVE, "[1,5]<stdout>:ip-172-31-12-129:1760:1771 [1] NCCL INFO Channel 01 : 5[1c0] -> 3[1e0] [send] "
                  "via NET/Socket/0"),
+    # since NCCL 2.26 a warning carries the time in front (NCCL_DEBUG_TIMESTAMP_LEVELS=WARN by default;
+    # the format as NVIDIA/nccl's own test of it, src/debug.cc's NCCL_DEBUG_TIMESTAMP_FORMAT)
+    (COLLECTIVE, "[2026-11-28 19:45:33] vm:829:846 [0] init.cc:1234 NCCL WARN improper usage of ncclCommInitRank: "
+                 "nranks=0"),
     (COLLECTIVE_ENDED, "machine-1:16194:18586 [6] NCCL INFO comm 0x7f4b28006640 rank 14 nranks 16 cudaDev 6 "
                        "busId b1000 - Init COMPLETE"),
+    # Ray's dedup suffix after it (its format as in the NeMo-RL lines above)
+    (COLLECTIVE_ENDED, "(WorkerDict pid=828, ip=172.26.149.59) machine-1:828:901 [0] NCCL INFO comm 0x7f4b28006640 "
+                       "rank 0 nranks 16 cudaDev 0 busId 1a000 - Init COMPLETE [repeated 7x across cluster]"),
     (COLLECTIVE_ENDED, "vm:829:846 [0] NCCL INFO comm 0x10cf1400 rank 0 nranks 2 cudaDev 0 busId 60 - Abort COMPLETE"),
     # torch's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL, TORCH_CPP_LOG_LEVEL=INFO), gloo on
     # this VM with torch 2.13.0+cpu (tests/fixtures/logs/generated/ddp/MANIFEST.md)

@@ -86,16 +86,18 @@ PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (ROLLOUT_ENDED, ("Avg prompt throughput", "seconds to fall asleep"),
      re.compile(_VLLM_STATS + r"0" + _VLLM_WAITING + r"0 reqs|It took [\d.]+ seconds to fall asleep\.")),
     # NCCL's ``comm 0x… rank 0 nranks 2 cudaDev 0 busId 60 - Init COMPLETE`` (``Destroy``, ``Abort``).
-    (COLLECTIVE_ENDED, ("NCCL INFO",), re.compile(r"\bNCCL INFO .* - (?:Init|Destroy|Abort) COMPLETE$")),
+    (COLLECTIVE_ENDED, ("NCCL INFO",), re.compile(r"\bNCCL INFO .* - (?:Init|Destroy|Abort) COMPLETE\b")),
     # NCCL's own lines (``NCCL_DEBUG=INFO``): ``HOST:PID:TID [DEV] NCCL INFO MESSAGE``, a warning
     # with its source (``HOST:PID:TID [DEV] misc/socket.cc:484 NCCL WARN MESSAGE``); with
     # ``NCCL_DEBUG_SUBSYS=COLL`` one per collective launched (``NCCL INFO AllReduce: opCount 0
-    # sendbuff 0x… count 132097 datatype 7 op 0 root 0 comm 0x… [nranks=2] stream 0x…``).
+    # sendbuff 0x… count 132097 datatype 7 op 0 root 0 comm 0x… [nranks=2] stream 0x…``). Since
+    # 2.26 a level may carry a time in front (``NCCL_DEBUG_TIMESTAMP_LEVELS``, WARN by default;
+    # ``NCCL_DEBUG_TIMESTAMP_FORMAT``, ``[%F %T] `` by default).
     # torch's ``[rank0]:[I1128 19:41:42.611600641 ProcessGroupWrapper.cpp:710] [Rank 0] Running
     # collective: CollectiveFingerPrint(SequenceNumber=0, OpType=ALLGATHER, …`` (with
     # ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` and ``TORCH_CPP_LOG_LEVEL=INFO``, gloo's and NCCL's alike).
     (COLLECTIVE, ("NCCL INFO", "NCCL WARN", "Running collective: "),
-     re.compile(r"^\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN) \S"
+     re.compile(r"^(?:\[[^\]\n]{1,64}\] )?\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN) \S"
                 r"|ProcessGroupWrapper\.cpp:\d+\] \[Rank \d+\] Running collective: CollectiveFingerPrint\(")),
 )
 # How each phase reads in a finding: "stalled …, <words>".
