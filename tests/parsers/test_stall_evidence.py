@@ -15,6 +15,7 @@ from tui.parsers.stall_evidence import (
     ROLLOUT,
     ROLLOUT_ENDED,
     WEIGHT_SYNC,
+    WEIGHT_SYNC_ENDED,
     match_phase,
 )
 
@@ -49,6 +50,12 @@ PHASE_LINES = [
               "0.069845 seconds to wake up tags ['kv_cache']. [repeated 15x across cluster]"),
     (ROLLOUT_ENDED, "(VllmGenerationWorker pid=8861, ip=10.4.2.9) INFO 01-21 04:18:03 [executor_base.py:187] "
                     "It took 1.018574 seconds to fall asleep."),
+    # SGLang reloading weights from disk (AReaL's way): sgl-project/sglang
+    # python/sglang/srt/model_executor/model_runner.py, ``update_weights_from_disk``, under its log header
+    (WEIGHT_SYNC, "[2025-10-13 10:00:00 TP0] Update engine weights online from disk begin. avail mem=61.52 GB"),
+    (WEIGHT_SYNC_ENDED, "[2025-10-13 10:00:09 TP0] Update weights end."),
+    (WEIGHT_SYNC_ENDED, "(SGLangEngine pid=17467) [2025-10-13 10:00:09 TP3] Update weights end. "
+                        "[repeated 7x across cluster]"),
     # an engine with nothing left: vLLM says it once at INFO, then goes quiet (vllm/v1/metrics/loggers.py)
     (ROLLOUT_ENDED, "(vLLMHttpServer pid=7) INFO 11-28 10:00:00 [loggers.py:123] Engine 000: Avg prompt "
                     "throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, "
@@ -83,6 +90,7 @@ NO_PHASE = [
     "Step 3: set NCCL_DEBUG so that NCCL INFO lines appear, then look for NCCL WARN in them.",
     "It took 3 seconds to wake up and 20 minutes to fall asleep, the story says.",
     "reward: Running collective: none; Prefill batch of prompts done",
+    "Update weights end. Update engine weights online from the notes, the model suggests.",
     # a full wake-up (no tags) can be either the weights' sync or the generation after it
     "(EngineCore_DP0 pid=685) INFO 05-13 12:02:31 [abstract.py:330] It took 0.005755 seconds to wake up "
     "tags {'weights', 'kv_cache'}.",

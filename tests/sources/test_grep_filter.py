@@ -112,7 +112,9 @@ PHASE_MARKER_LINES = {
     stall_evidence.WEIGHT_SYNC: [
         "(VllmGenerationWorker pid=8299, ip=10.4.28.6) INFO 01-21 04:17:06 [executor_base.py:203] It took 0.614081 "
         "seconds to wake up tags ['weights'].",
+        "[2025-10-13 10:00:00 TP0] Update engine weights online from disk begin. avail mem=61.52 GB",
     ],
+    stall_evidence.WEIGHT_SYNC_ENDED: ["[2025-10-13 10:00:09 TP0] Update weights end."],
     stall_evidence.ROLLOUT_ENDED: [
         "(VllmGenerationWorker pid=8861, ip=10.4.2.9) INFO 01-21 04:18:03 [executor_base.py:187] It took 1.018574 "
         "seconds to fall asleep.",

@@ -8,7 +8,8 @@ client behind a reward function says ``Retrying request …`` for every call it 
 The rollout engine and the collectives say where they are too: vLLM's periodic
 ``Avg prompt throughput: … Running: 3 reqs`` and SGLang's ``Decode batch, #running-req: 3``
 while they generate, vLLM's sleep mode ``It took 0.6 seconds to wake up tags ['weights']``
-as verl starts pushing new weights into it, NCCL's own ``NCCL INFO`` lines (with
+as verl starts pushing new weights into it (SGLang's ``Update engine weights online from disk
+begin.`` as it reloads them from files), NCCL's own ``NCCL INFO`` lines (with
 ``NCCL_DEBUG=INFO``; one per collective with ``NCCL_DEBUG_SUBSYS=COLL``) and torch's
 ``Running collective: CollectiveFingerPrint(…)`` (``TORCH_DISTRIBUTED_DEBUG=DETAIL``).
 A stalled step whose last such line is a checkpoint save was stuck saving (DESIGN.md's "What
@@ -36,10 +37,12 @@ ROLLOUT = "rollout"
 WEIGHT_SYNC = "weight-sync"
 COLLECTIVE = "collective"
 # Lines that say a phase ended (the phase under way is then unknown): a rollout engine with
-# no request left or put to sleep; a communicator whose set-up (or tear-down) completed.
+# no request left or put to sleep; a communicator whose set-up (or tear-down) completed; an
+# engine's weights updated.
 ROLLOUT_ENDED = "rollout-ended"
 COLLECTIVE_ENDED = "collective-ended"
-ENDED = frozenset((ROLLOUT_ENDED, COLLECTIVE_ENDED))
+WEIGHT_SYNC_ENDED = "weight-sync-ended"
+ENDED = frozenset((ROLLOUT_ENDED, COLLECTIVE_ENDED, WEIGHT_SYNC_ENDED))
 
 # vLLM's stats line (V0's ``metrics.py``: ``Avg prompt throughput: 0.0 tokens/s, Avg generation
 # throughput: 103.0 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, …``; V1's
@@ -81,8 +84,13 @@ PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
                 r"|It took [\d.]+ seconds to wake up tags [\[{]'kv_cache'[\]}]\.")),
     # verl wakes the engine's weights alone (``It took 0.60 seconds to wake up tags
     # ['weights'].``), then pushes the trainer's weights into them, then wakes the KV cache.
-    (WEIGHT_SYNC, ("seconds to wake up",),
-     re.compile(r"It took [\d.]+ seconds to wake up tags [\[{]'weights'[\]}]\.")),
+    # SGLang reloading its weights from files the trainer wrote (``update_weights_from_disk``,
+    # AReaL's way): ``Update engine weights online from disk begin. avail mem=61.52 GB`` (also
+    # ``from tensorcast``), then ``Update weights end.`` once loaded.
+    (WEIGHT_SYNC, ("seconds to wake up", "Update engine weights online from"),
+     re.compile(r"It took [\d.]+ seconds to wake up tags [\[{]'weights'[\]}]\."
+                r"|Update engine weights online from \w+ begin\.")),
+    (WEIGHT_SYNC_ENDED, ("Update weights end.",), re.compile(r"\bUpdate weights end\.(?:$| \[repeated \d+x across cluster\])")),
     (ROLLOUT_ENDED, ("Avg prompt throughput", "seconds to fall asleep"),
      re.compile(_VLLM_STATS + r"0" + _VLLM_WAITING + r"0 reqs|It took [\d.]+ seconds to fall asleep\.")),
     # NCCL's ``comm 0x… rank 0 nranks 2 cudaDev 0 busId 60 - Init COMPLETE`` (``Destroy``, ``Abort``).
