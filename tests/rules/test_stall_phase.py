@@ -94,13 +94,18 @@ def test_check_names_the_phase_in_text_and_json(tmp_path: Path):
     assert "saving a checkpoint; the run may be hung or dead" in finding["message"]
 
 
-def hang_samples() -> list[dict]:
-    return tomllib.loads((HANGS / "expected.toml").read_text(encoding="utf-8"))["sample"]
+def hang_samples() -> list[tuple[Path, dict]]:
+    """Every recorded hang whose reader wrote the phase its stall names (``stall``)."""
+    return [(folder, sample) for folder in (HANGS, DDP)
+            for sample in tomllib.loads((folder / "expected.toml").read_text(encoding="utf-8"))["sample"]
+            if "stall" in sample]
 
 
 def test_each_recorded_hang_names_the_phase_its_reader_expects():
-    for sample in hang_samples():
-        message = stalled(model_of(HANGS / sample["file"])).message
+    samples = hang_samples()
+    assert {folder for folder, _ in samples} == {HANGS, DDP}
+    for folder, sample in samples:
+        message = stalled(model_of(folder / sample["file"])).message
         assert message.split(";")[0].endswith(", " + sample["stall"]), sample["file"]
 
 
@@ -118,3 +123,73 @@ def test_a_retry_in_prose_is_no_phase():
     assert match_phase("the model said: Retrying request later might help", 0) is None
     old_client = match_phase("INFO:openai._base_client:Retrying request to /chat/completions in 0.4 seconds", 7)
     assert old_client is not None and old_client.offset == 7 and old_client.kind == "request-retry"
+
+
+# NeMo-RL's step 4 in pmotgi/nemo-rl-on-gke (tests/fixtures/logs/kin/nemorl_gke_llama8b_readme_step4_of_100.log),
+# in order: vLLM's weights woken (the sync begins), its KV cache woken (generation begins), the
+# generation bars, an engine put back to sleep.
+WOKEN_WEIGHTS = ("(VllmGenerationWorker pid=8299, ip=10.4.28.6) INFO 01-21 04:17:06 [executor_base.py:203] "
+                 "It took 0.614081 seconds to wake up tags ['weights'].\n")
+WOKEN_CACHE = ("(VllmGenerationWorker pid=8299, ip=10.4.28.6) INFO 01-21 04:17:09 [executor_base.py:203] "
+               "It took 0.077505 seconds to wake up tags ['kv_cache'].\n")
+ASLEEP = ("(VllmGenerationWorker pid=8861, ip=10.4.2.9) INFO 01-21 04:18:03 [executor_base.py:187] "
+          "It took 1.018574 seconds to fall asleep.\n")
+STEPS = "".join(f"step:{s} - timing_s/step:1.0 - timing_s/gen:0.5\n" for s in range(1, 5))
+
+
+def vllm_stats(engine: str, running: int, waiting: int = 0) -> str:
+    """vLLM V1's stats line (vllm/v1/metrics/loggers.py) as verl's server actor relays it."""
+    return (f"(vLLMHttpServer pid=7) INFO 11-28 10:00:00 [loggers.py:123] Engine {engine}: Avg prompt "
+            f"throughput: 0.0 tokens/s, Avg generation throughput: {running * 9}.0 tokens/s, Running: "
+            f"{running} reqs, Waiting: {waiting} reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n")
+
+
+def phase_after(tmp_path: Path, text: str):
+    log = tmp_path / "run.log"
+    log.write_text(text, encoding="utf-8")
+    return stall_phase(model_of(log))
+
+
+def test_a_stall_after_the_weights_woke_is_the_weight_sync(tmp_path: Path):
+    phase = phase_after(tmp_path, STEPS + WOKEN_WEIGHTS)
+    assert phase.phase == "weight-sync" and phase.line.endswith("wake up tags ['weights'].")
+    assert phase.words() == "syncing weights to the rollout engine"
+
+
+def test_a_stall_after_the_cache_woke_is_the_rollout_with_what_generation_took_before(tmp_path: Path):
+    phase = phase_after(tmp_path, STEPS + WOKEN_WEIGHTS + WOKEN_CACHE)
+    assert phase.phase == "rollout" and phase.words() == "in rollout (generation)"
+    assert phase.before is not None and phase.before.key == "timing_s/gen" and phase.before.last_step == 4
+    assert "the last generation took under 1 s" in phase.evidence(3600.0)
+
+
+def test_an_engine_put_to_sleep_ends_the_rollout_and_the_phase_is_unknown(tmp_path: Path):
+    phase = phase_after(tmp_path, STEPS + WOKEN_WEIGHTS + WOKEN_CACHE + ASLEEP)
+    assert phase.phase is None and phase.ended and phase.words() == "where: unknown"
+    assert "the last phase line says its phase ended: `It took 1.018574 seconds to fall asleep.`" in phase.evidence(1.0)
+
+
+def test_the_engines_progress_before_the_last_step_is_that_steps(tmp_path: Path):
+    """A healthy step prints the engine's progress before its step line: none of it is the next step's."""
+    text = "".join(vllm_stats("000", 12) + f"step:{s} - timing_s/step:1.0\n" for s in range(1, 6))
+    assert phase_after(tmp_path, text).phase is None
+
+
+def test_one_engine_done_while_another_is_silent_mid_generation_is_still_the_rollout(tmp_path: Path):
+    """Data-parallel engines: the stuck one goes quiet with requests running, the others say
+    they are done after it. The rollout waits on the quiet one."""
+    text = STEPS + vllm_stats("000", 8) + vllm_stats("001", 8) + vllm_stats("000", 0) + vllm_stats("001", 3)
+    text += vllm_stats("000", 0)  # engine 000 repeats nothing (vLLM says idle once), but its last word stands
+    phase = phase_after(tmp_path, text)
+    assert phase.phase == "rollout" and "Engine 001:" in phase.line and "Running: 3 reqs" in phase.line
+    every_engine_done = phase_after(tmp_path, text + vllm_stats("001", 0))
+    assert every_engine_done.phase is None and every_engine_done.ended
+
+
+def test_a_collective_timeout_is_a_crash_not_a_stall_whatever_nccl_said_before():
+    """NCCL's AllReduce line, then the watchdog: a crash, rank 0 named (the stall rule is quiet)."""
+    model = model_of(DDP / "nccl_debug_coll_rank1_hang_timeout.log")
+    findings = RuleEngine(load_rules()).evaluate(model, WRITTEN + AN_HOUR)
+    assert not [f for f in findings if f.rule == "stalled"]
+    (crash,) = [f for f in findings if f.rule == "crash"]
+    assert "Watchdog caught collective operation timeout" in crash.message and "Rank 0]" in crash.message

@@ -6,7 +6,8 @@ import sys
 from tests.corpus import REPO, all_verl_logs, verl_log
 from tui.parsers import incidents
 from tui.parsers.log_scanner import NEEDLES, LogScanner
-from tui.parsers.records import IncidentRecord
+from tui.parsers import stall_evidence
+from tui.parsers.records import IncidentRecord, PhaseRecord
 from tui.sources.grep_filter import (
     FORMS,
     GrepOutput,
@@ -87,6 +88,49 @@ MARKER_LINES = {
     ],
 }
 
+# A line of each phase (tui/parsers/stall_evidence.py) as the software that prints it does, one
+# per needle at least (tests/parsers/test_stall_evidence.py names where each was printed).
+PHASE_MARKER_LINES = {
+    stall_evidence.VALIDATION: [
+        "test_gen_batch meta info: {'eos_token_id': 151645, 'pad_token_id': 151643, 'recompute_log_prob': False, "
+        "'do_sample': False, 'validate': True, 'global_steps': 9}",
+        "***** Running Evaluation *****",
+    ],
+    stall_evidence.CHECKPOINT: [
+        "local_global_step_folder: checkpoints/gsm8k/qwen/global_step_80",
+        "Saving model checkpoint to out/checkpoint-500",
+    ],
+    stall_evidence.REQUEST_RETRY: ["INFO:openai._base_client:Retrying request in 0.421778 seconds (retry 1 of 1000)"],
+    stall_evidence.ROLLOUT: [
+        "(APIServer pid=3646) INFO 05-19 10:13:11 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+        "Avg generation throughput: 1055.3 tokens/s, Running: 18 reqs, Waiting: 43 reqs, GPU KV cache usage: 95.9%",
+        "[04:40:55 TP0] Decode batch. #running-req: 2, #token: 4078, token usage: 0.00, gen throughput (token/s): 447.31",
+        "[16:43:29 TP0] Prefill batch. #new-seq: 1, #new-token: 2062, #cached-token: 0, cache hit rate: 0.00%",
+        "(VllmGenerationWorker pid=8859, ip=10.4.2.9) INFO 01-21 04:17:09 [executor_base.py:203] It took 0.069845 "
+        "seconds to wake up tags ['kv_cache'].",
+    ],
+    stall_evidence.WEIGHT_SYNC: [
+        "(VllmGenerationWorker pid=8299, ip=10.4.28.6) INFO 01-21 04:17:06 [executor_base.py:203] It took 0.614081 "
+        "seconds to wake up tags ['weights'].",
+        "[2025-10-13 10:00:00 TP0] Update engine weights online from disk begin. avail mem=61.52 GB",
+    ],
+    stall_evidence.WEIGHT_SYNC_ENDED: ["[2025-10-13 10:00:09 TP0] Update weights end."],
+    stall_evidence.ROLLOUT_ENDED: [
+        "(VllmGenerationWorker pid=8861, ip=10.4.2.9) INFO 01-21 04:18:03 [executor_base.py:187] It took 1.018574 "
+        "seconds to fall asleep.",
+    ],
+    stall_evidence.COLLECTIVE: [
+        "vm:829:872 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f9f3de81200 recvbuff 0x7f9f3de81200 count 132097 "
+        "datatype 7 op 0 root 0 comm 0x10cf1400 [nranks=2] stream 0x17c0a740",
+        "ai:480850:480850 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+        "[rank0]:[I1128 19:41:42.611600641 ProcessGroupWrapper.cpp:710] [Rank 0] Running collective: "
+        "CollectiveFingerPrint(SequenceNumber=0, OpType=ALLGATHER, TensorShape=[1], TensorDtypes=Long",
+    ],
+    stall_evidence.COLLECTIVE_ENDED: [
+        "machine-1:16194:18586 [6] NCCL INFO comm 0x7f4b28006640 rank 14 nranks 16 cudaDev 6 busId b1000 - Init COMPLETE",
+    ],
+}
+
 
 def test_output_split_across_chunks_and_carriage_returns_inside_lines():
     output = GrepOutput()
@@ -131,26 +175,36 @@ def test_every_grep_string_is_a_part_of_its_needle_long_enough_not_to_match_by_c
         assert part.decode()  # whole characters: the expression is text
 
 
-def test_each_crash_class_is_found_by_grep_anywhere_in_a_chatty_log(tmp_path):
-    """Every crash class's marker lines, at the start, in the middle and at the end of seed 001's
-    chatter, reach the scanner through the parts grep looks for, and read as their class."""
+def assert_found_in_chatter(tmp_path, marker_lines: dict[str, list[str]], needles: tuple[str, ...],
+                            record_type: type[IncidentRecord] | type[PhaseRecord]) -> None:
+    """Every marker line (one per needle at least), at the start, in the middle and at the end
+    of seed 001's chatter, reaches the scanner through the parts grep looks for and reads as
+    its kind."""
+    markers = [line.encode() for lines in marker_lines.values() for line in lines]
+    assert all(any(needle.encode() in line for line in markers) for needle in needles)
     chatter = tmp_path / "chatter.log"
     subprocess.run([sys.executable, str(CHATTER), str(verl_log("032")), str(chatter), "2"],
                    check=True, stdout=subprocess.DEVNULL)
     text = chatter.read_bytes()
     middle = text.index(b"\n", len(text) // 2) + 1
-    markers = [line.encode() for lines in MARKER_LINES.values() for line in lines]
-    assert all(any(needle.encode() in line for line in markers) for needle in incidents.incident_needles())
-    log = tmp_path / "crash.log"
+    log = tmp_path / "marked.log"
     block = b"".join(line + b"\n" for line in markers)
     log.write_bytes(block + text[:middle] + block + text[middle:] + block)
     found = subprocess.run(grep_command(NEEDLES, str(log)), capture_output=True, env={"LC_ALL": "C"}).stdout
     picked = [line.rstrip(b"\n") for _, line in GrepOutput().feed(found)]
-    for kind, lines in MARKER_LINES.items():
+    for kind, lines in marker_lines.items():
         for line in lines:
             assert picked.count(line.encode()) == 3, (kind, line)
             records = LogScanner().scan_line(line.encode() + b"\n", 0)
-            assert [record.kind for record in records if isinstance(record, IncidentRecord)] == [kind], line
+            assert [record.kind for record in records if isinstance(record, record_type)] == [kind], line
+
+
+def test_each_crash_class_is_found_by_grep_anywhere_in_a_chatty_log(tmp_path):
+    assert_found_in_chatter(tmp_path, MARKER_LINES, incidents.incident_needles(), IncidentRecord)
+
+
+def test_each_phase_line_is_found_by_grep_anywhere_in_a_chatty_log(tmp_path):
+    assert_found_in_chatter(tmp_path, PHASE_MARKER_LINES, stall_evidence.phase_needles(), PhaseRecord)
 
 
 def test_on_every_corpus_log_grep_picks_each_needed_line_and_little_else():

@@ -35,8 +35,10 @@ from tui.parsers.run_config import RunConfig
 from tui.parsers.tqdm_progress import training_position
 
 # The phase lines kept (tui.parsers.stall_evidence): a stall reads those after the last step,
-# and a step's own phases are a handful (validation's start and end, a save, a few retries).
-PHASES_KEPT = 16
+# and a step's own phases are a handful (validation's start and end, a save, a few retries),
+# but each rollout engine reports its own progress: the last word of every engine of a
+# data-parallel rollout (verl runs 8 and more) must still be here when one is stuck.
+PHASES_KEPT = 64
 
 
 @dataclass(slots=True)

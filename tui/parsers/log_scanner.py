@@ -18,7 +18,7 @@ from tui.parsers import hard_wrap, kin
 from tui.parsers.indent import common_indent, dedent
 from tui.parsers.failed_where import read_line
 from tui.parsers.incidents import FRAME_NEEDLE, TRACEBACK, incident_needles, match_incident
-from tui.parsers.stall_evidence import match_phase, phase_needles
+from tui.parsers.stall_evidence import bar_phase, match_phase, phase_needles
 from tui.parsers.records import (
     Record,
     RunEndRecord,
@@ -295,6 +295,8 @@ class LogScanner:
             bar = parse_bar(bar_text, offset)
             if bar is not None:
                 records.extend(self._kin.on_bar(bar, segment))
+                if (generating := bar_phase(bar, bar_text)) is not None:
+                    records.append(generating)
                 if found is None:
                     # A traceback printed while a bar had no newline yet is glued to it.
                     records.extend(self._incident(segment, offset))

@@ -129,11 +129,14 @@ class CrashBlock:
 @dataclass(frozen=True, slots=True)
 class PhaseRecord:
     """A line that says which phase of a step the run began (:mod:`tui.parsers.stall_evidence`):
-    validation, a checkpoint save, a request to a server retried. ``text``: the line, cleaned."""
+    validation, a checkpoint save, a request to a server retried. ``text``: the line, cleaned;
+    ``source``: who printed it where several engines report alike (the process prefix and
+    vLLM's engine index), so that one rollout engine gone idle does not end another's work."""
 
     kind: str
     text: str
     offset: int
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,19 @@ began and never finished: verl prints ``test_gen_batch meta info: {…}`` when i
 starts and ``local_global_step_folder: …/global_step_N`` as its checkpoint save begins; the HF Trainer
 says ``Saving model checkpoint to …`` and ``***** Running Evaluation *****``; an OpenAI-style
 client behind a reward function says ``Retrying request …`` for every call it repeats.
+The rollout engine and the collectives say where they are too: vLLM's periodic
+``Avg prompt throughput: … Running: 3 reqs`` and SGLang's ``Decode batch, #running-req: 3``
+while they generate, vLLM's sleep mode ``It took 0.6 seconds to wake up tags ['weights']``
+as verl starts pushing new weights into it (SGLang's ``Update engine weights online from disk
+begin.`` as it reloads them from files), NCCL's own ``NCCL INFO`` lines (with
+``NCCL_DEBUG=INFO``; one per collective with ``NCCL_DEBUG_SUBSYS=COLL``) and torch's
+``Running collective: CollectiveFingerPrint(…)`` (``TORCH_DISTRIBUTED_DEBUG=DETAIL``).
 A stalled step whose last such line is a checkpoint save was stuck saving (DESIGN.md's "What
-a hang looks like from outside").
+a hang looks like from outside"). Some lines say a phase ended rather than began (an engine
+with no request left, an engine put to sleep, a communicator whose set-up completed): they
+are kept as one of :data:`ENDED`, so that the phase before them is not named as the one under way.
+Lines a healthy run prints every step (the engines' progress) only name a phase when
+nothing came after them: the latest phase line since the last step wins.
 
 Each line is found like an incident's (:mod:`tui.parsers.incidents`): a needle the scanner
 (and the box's grep) looks for, then a pattern that confirms it. Pure: text in, records out.
@@ -16,12 +27,30 @@ from __future__ import annotations
 
 import re
 
-from tui.parsers.records import PhaseRecord
-from tui.parsers.text import PROCESS_PREFIX, strip_stamp
+from tui.parsers.records import PhaseRecord, ProgressRecord
+from tui.parsers.text import PROCESS_PREFIX, strip_log_header, strip_stamp
 
 VALIDATION = "validation"
 CHECKPOINT = "checkpoint"
 REQUEST_RETRY = "request-retry"
+ROLLOUT = "rollout"
+WEIGHT_SYNC = "weight-sync"
+COLLECTIVE = "collective"
+# Lines that say a phase ended (the phase under way is then unknown): a rollout engine with
+# no request left or put to sleep; a communicator whose set-up (or tear-down) completed; an
+# engine's weights updated.
+ROLLOUT_ENDED = "rollout-ended"
+COLLECTIVE_ENDED = "collective-ended"
+WEIGHT_SYNC_ENDED = "weight-sync-ended"
+ENDED = frozenset((ROLLOUT_ENDED, COLLECTIVE_ENDED, WEIGHT_SYNC_ENDED))
+
+# vLLM's stats line (V0's ``metrics.py``: ``Avg prompt throughput: 0.0 tokens/s, Avg generation
+# throughput: 103.0 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, …``; V1's
+# ``loggers.py``: ``Engine 000: Avg prompt throughput: …, Running: 3 reqs, Waiting: 0 reqs, …``),
+# up to its request counts.
+_VLLM_STATS = (r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: [\d.]+ tokens/s, "
+               r"Running: ")
+_VLLM_WAITING = r" reqs, (?:Swapped: \d+ reqs, )?(?:Pending|Waiting): "
 
 # (kind, needles, confirming pattern). A needle is as rare in reward-function chatter as the
 # phrase allows: the box's grep pays for each on every byte of a backfill.
@@ -41,15 +70,77 @@ PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     # at INFO: ``Retrying request in 0.42 seconds (retry 1 of 1000)``, before 1.x ``Retrying
     # request to /chat/completions in 0.42 seconds``.
     (REQUEST_RETRY, ("Retrying request",), re.compile(r"Retrying request (?:to \S+ )?in [\d.]+ seconds")),
+    # The rollout engine generating: vLLM's stats with a request running or waiting (printed
+    # every 10 s while it works), SGLang's scheduler lines (``Decode batch. #running-req: 2,
+    # #token: 4078, …`` before 0.4.7, ``Decode batch, #running-req: 6, …`` since, ``Prefill
+    # batch, #new-seq: 1, …``: printed only while it works), and vLLM's sleep mode waking the
+    # KV cache (``It took 0.27 seconds to wake up tags ['kv_cache'].``), verl's last call before
+    # it generates. An engine with nothing left (``Running: 0 reqs, … Waiting: 0 reqs``: vLLM
+    # says it once, then goes quiet) or put to sleep (``It took 0.74 seconds to fall asleep.``)
+    # has ended its rollout.
+    (ROLLOUT, ("Avg prompt throughput", "Decode batch", "Prefill batch", "seconds to wake up"),
+     re.compile(_VLLM_STATS + r"(?:[1-9]\d*" + _VLLM_WAITING + r"\d|\d+" + _VLLM_WAITING + r"[1-9])"
+                r"|(?:Decode batch|Prefill batch)(?: \[\d+\])?[.,] #(?:running-req|new-seq): \d+, "
+                r"|It took [\d.]+ seconds to wake up tags [\[{]'kv_cache'[\]}]\.")),
+    # verl wakes the engine's weights alone (``It took 0.60 seconds to wake up tags
+    # ['weights'].``), then pushes the trainer's weights into them, then wakes the KV cache.
+    # SGLang reloading its weights from files the trainer wrote (``update_weights_from_disk``,
+    # AReaL's way): ``Update engine weights online from disk begin. avail mem=61.52 GB`` (also
+    # ``from tensorcast``), then ``Update weights end.`` once loaded.
+    (WEIGHT_SYNC, ("seconds to wake up", "Update engine weights online from"),
+     re.compile(r"It took [\d.]+ seconds to wake up tags [\[{]'weights'[\]}]\."
+                r"|Update engine weights online from \w+ begin\.")),
+    (WEIGHT_SYNC_ENDED, ("Update weights end.",), re.compile(r"\bUpdate weights end\.(?:$| \[repeated \d+x across cluster\])")),
+    (ROLLOUT_ENDED, ("Avg prompt throughput", "seconds to fall asleep"),
+     re.compile(_VLLM_STATS + r"0" + _VLLM_WAITING + r"0 reqs|It took [\d.]+ seconds to fall asleep\.")),
+    # NCCL's ``comm 0x… rank 0 nranks 2 cudaDev 0 busId 60 - Init COMPLETE`` (``Destroy``, ``Abort``).
+    (COLLECTIVE_ENDED, ("NCCL INFO",), re.compile(r"\bNCCL INFO .* - (?:Init|Destroy|Abort) COMPLETE\b")),
+    # NCCL's own lines (``NCCL_DEBUG=INFO``): ``HOST:PID:TID [DEV] NCCL INFO MESSAGE``, a warning
+    # with its source (``HOST:PID:TID [DEV] misc/socket.cc:484 NCCL WARN MESSAGE``); with
+    # ``NCCL_DEBUG_SUBSYS=COLL`` one per collective launched (``NCCL INFO AllReduce: opCount 0
+    # sendbuff 0x… count 132097 datatype 7 op 0 root 0 comm 0x… [nranks=2] stream 0x…``). Since
+    # 2.26 a level may carry a time in front (``NCCL_DEBUG_TIMESTAMP_LEVELS``, WARN by default;
+    # ``NCCL_DEBUG_TIMESTAMP_FORMAT``, ``[%F %T] `` by default).
+    # torch's ``[rank0]:[I1128 19:41:42.611600641 ProcessGroupWrapper.cpp:710] [Rank 0] Running
+    # collective: CollectiveFingerPrint(SequenceNumber=0, OpType=ALLGATHER, …`` (with
+    # ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` and ``TORCH_CPP_LOG_LEVEL=INFO``, gloo's and NCCL's alike).
+    (COLLECTIVE, ("NCCL INFO", "NCCL WARN", "Running collective: "),
+     re.compile(r"^(?:\[[^\]\n]{1,64}\] )?\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN) \S"
+                r"|ProcessGroupWrapper\.cpp:\d+\] \[Rank \d+\] Running collective: CollectiveFingerPrint\(")),
 )
 # How each phase reads in a finding: "stalled …, <words>".
 PHASE_WORDS = {
     VALIDATION: "in validation",
     CHECKPOINT: "saving a checkpoint",
     REQUEST_RETRY: "retrying a request to a server",
+    ROLLOUT: "in rollout (generation)",
+    WEIGHT_SYNC: "syncing weights to the rollout engine",
+    COLLECTIVE: "waiting in a collective or its set-up (NCCL/gloo)",
 }
+# vLLM's engine index (V1, one per data-parallel engine): part of who printed a stats line.
+_ENGINE = re.compile(r"\bEngine (\d+): Avg prompt")
 # The text kept per line (the finding quotes it; the full line is at its offset).
 _MAX_TEXT = 200
+
+
+# vLLM's ``LLM.generate`` bar (verl's and NeMo-RL's synchronous rollout): ``Processed prompts:
+# 80%|███████▉  | 102/128 [00:43<00:10,  2.58it/s, est. speed input: 387.13 toks/s, output: …]``.
+# A bar is found by the scanner's ``%|`` already: no needle of its own.
+GENERATION_BAR = "Processed prompts"
+
+
+def bar_phase(bar: ProgressRecord, segment: str) -> PhaseRecord | None:
+    """The rollout a vLLM generation bar says is under way (short of its total) or over."""
+    if not bar.desc.endswith(GENERATION_BAR):  # every bar of a run comes here: the cheap test first
+        return None
+    prefix = PROCESS_PREFIX.match(bar.desc)
+    if (bar.desc[prefix.end():] if prefix else bar.desc).strip() != GENERATION_BAR:
+        return None
+    kind = ROLLOUT_ENDED if bar.total is not None and bar.n >= bar.total else ROLLOUT
+    line = segment.strip()
+    start = PROCESS_PREFIX.match(line)
+    return PhaseRecord(kind, (line[start.end():] if start else line).strip()[:_MAX_TEXT], bar.offset,
+                       prefix.group(0).strip() if prefix else "")
 
 
 def phase_needles() -> tuple[str, ...]:
@@ -62,7 +153,11 @@ def match_phase(segment: str, offset: int) -> PhaseRecord | None:
     for kind, needles, confirm in PHASE_PATTERNS:
         if not any(needle in segment for needle in needles):
             continue
-        line = PROCESS_PREFIX.sub("", strip_stamp(segment.strip()), count=1).strip()
+        stamped = strip_stamp(segment.strip())
+        prefix = PROCESS_PREFIX.match(stamped)
+        line = strip_log_header((stamped[prefix.end():] if prefix else stamped).strip())
         if confirm.search(line) is not None:
-            return PhaseRecord(kind, line[:_MAX_TEXT], offset)
+            engine = _ENGINE.search(line)
+            source = (prefix.group(0).strip() if prefix else "") + (f" Engine {engine.group(1)}" if engine else "")
+            return PhaseRecord(kind, line[:_MAX_TEXT], offset, source)
     return None

@@ -18,18 +18,20 @@ from dataclasses import dataclass
 
 from tui.durations import word_duration
 from tui.model.run_model import RunModel
-from tui.parsers.stall_evidence import CHECKPOINT, PHASE_WORDS, VALIDATION
+from tui.parsers.records import PhaseRecord
+from tui.parsers.stall_evidence import CHECKPOINT, ENDED, PHASE_WORDS, ROLLOUT, ROLLOUT_ENDED, VALIDATION
 
 # The step-metric keys that time each phase at the steps that ran it (verl's ``marked_timer``).
 PHASE_TIMING = {
     CHECKPOINT: ("timing_s/save_checkpoint", "timing/save_checkpoint"),
     VALIDATION: ("timing_s/testing", "timing/testing"),
+    ROLLOUT: ("timing_s/gen", "timing/gen"),
 }
 # The printed settings that schedule a phase every N steps: the phase, the key, what the step does.
 SCHEDULES = ((CHECKPOINT, "trainer.save_freq", "saves a checkpoint"),
              (VALIDATION, "trainer.test_freq", "validates"))
 # How a phase's time is named: "the last save took 4 min", "a step takes 1 min, a save 6 min".
-PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation"}
+PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation", ROLLOUT: "generation"}
 # A quoted line is cut to this many characters in a finding.
 _QUOTED_CHARS = 120
 
@@ -76,13 +78,15 @@ class StallPhase:
     """Where a stalled step stands. ``phase`` is a kind of :mod:`tui.parsers.stall_evidence`
     (None: unknown); ``line``/``offset`` the line that says so; ``scheduled`` what the
     printed config says the step does (``step 100 saves a checkpoint (trainer.save_freq=50)``);
-    ``before`` what the phase took at earlier steps."""
+    ``before`` what the phase took at earlier steps; ``ended``: the last phase line said the
+    phase before it ended (the phase is unknown, the line is quoted)."""
 
     phase: str | None
     line: str = ""
     offset: int | None = None
     scheduled: tuple[str, ...] = ()
     before: PhaseTime | None = None
+    ended: bool = False
 
     def words(self) -> str:
         """The phase as the finding's first clause says it: ``saving a checkpoint`` or ``where: unknown``."""
@@ -93,6 +97,9 @@ class StallPhase:
         parts = []
         if self.phase is not None and self.offset is not None:
             parts.append(f"last phase line `{_quoted(self.line)}` (at byte {self.offset:,})")
+        elif self.ended and self.offset is not None:
+            parts.append(f"the last phase line says its phase ended: `{_quoted(self.line)}` "
+                         f"(at byte {self.offset:,})")
         else:
             parts.append("no line since the last step names a phase")
         parts += list(self.scheduled)
@@ -130,7 +137,24 @@ def stall_phase(model: RunModel) -> StallPhase:
     if not phases:
         return StallPhase(None, scheduled=scheduled)
     latest = phases[-1]
+    if latest.kind in ENDED:
+        busy = _still_generating(phases) if latest.kind == ROLLOUT_ENDED else None
+        if busy is None:
+            return StallPhase(None, latest.text, latest.offset, scheduled, ended=True)
+        latest = busy
     return StallPhase(latest.kind, latest.text, latest.offset, scheduled, phase_time(model, latest.kind))
+
+
+def _still_generating(phases: list[PhaseRecord]) -> PhaseRecord | None:
+    """The latest rollout line of an engine whose own last word was not an end: with several
+    engines (verl's data-parallel rollout replicas), the ones done say so while a stuck one
+    is silent, its last line still a running request."""
+    last: dict[str, PhaseRecord] = {}
+    for phase in phases:
+        if phase.kind in (ROLLOUT, ROLLOUT_ENDED):
+            last[phase.source] = phase
+    busy = [phase for phase in last.values() if phase.kind == ROLLOUT]
+    return max(busy, key=lambda phase: phase.offset) if busy else None
 
 
 def phase_time(model: RunModel, phase: str) -> PhaseTime | None:
