@@ -1,0 +1,94 @@
+"""A stuck run's processes, read for real: a trainer that sleeps and one stopped with SIGSTOP,
+each a real Python process that wrote its own log (with Ray's ``(TaskRunner pid=N)`` prefix),
+read by the session from this machine's /proc and said by the stalled finding."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tui.rules.findings import Finding
+from tui.session.run_session import RunSession
+from tui.sources.local_file import LocalFile
+
+# A run of 3 steps of 0.1 s, then a hang (a sleep); it says "hung" once its log is written.
+TRAINER = """
+import os, sys, time
+prefix = f"(TaskRunner pid={os.getpid()})"
+with open(sys.argv[1], "w") as log:
+    for step in range(1, 4):
+        time.sleep(0.1)
+        print(prefix, f"step:{step} - train/loss:{1 / step:.4f} - timing_s/step:0.1000", file=log, flush=True)
+print("hung", flush=True)
+time.sleep(600)
+"""
+AN_HOUR = 3600.0
+
+
+@contextmanager
+def hung_trainer(log: Path, stopped: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+    """A real trainer hanging after step 3 (``stopped``: stopped with SIGSTOP there)."""
+    process = subprocess.Popen([sys.executable, "-c", TRAINER, str(log)], stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == b"hung\n"
+        if stopped:
+            os.kill(process.pid, signal.SIGSTOP)
+        else:  # asleep once its last print is done
+            while Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "S":
+                time.sleep(0.01)
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def stalled_after_reading(session: RunSession) -> Finding:
+    """``session`` loaded, judged an hour on (stalled), its processes read, judged again."""
+    await session.load()
+    later = time.time() + AN_HOUR
+    assert [f.rule for f in session.judge(later)] == ["stalled"]
+    assert await session.read_stuck_processes(pause_s=0.5)
+    (finding,) = session.judge(later)
+    return finding
+
+
+async def test_a_stopped_trainer_is_said_stopped_by_the_pid_its_log_names(tmp_path: Path):
+    log = tmp_path / "run.log"
+    with hung_trainer(log, stopped=True) as trainer:
+        comm = Path(f"/proc/{trainer.pid}/comm").read_text().strip()
+        session = RunSession(LocalFile(log))
+        finding = await stalled_after_reading(session)
+    assert session.model.steps_pid == trainer.pid
+    assert (f"processes: pid {trainer.pid} ({comm}) stopped (T: SIGSTOP or ^Z), 0 % CPU over 0.5 s, up "
+            in finding.message), finding.message
+    assert "by the log's process prefix, on " in finding.message
+    assert finding.message.endswith("(kill -CONT), and the run waits on it")
+
+
+async def test_a_sleeping_trainer_is_said_asleep_with_its_wait_and_a_gone_one_gone(tmp_path: Path):
+    log = tmp_path / "run.log"
+    with hung_trainer(log) as trainer:
+        session = RunSession(LocalFile(log))
+        finding = await stalled_after_reading(session)
+        assert f"pid {trainer.pid} " in finding.message
+        assert "asleep (S, waiting in hrtimer_nanosleep: a timer: a sleep or a back-off), 0 % CPU over" in finding.message
+    assert await session.read_stuck_processes(pause_s=0.1)  # the process killed since
+    (finding,) = session.judge(time.time() + AN_HOUR)
+    assert f"pid {trainer.pid} gone: no such process on " in finding.message
+    assert finding.message.endswith("the run's processes have ended")
+
+
+async def test_a_run_that_is_not_stuck_has_its_processes_left_alone(tmp_path: Path):
+    log = tmp_path / "run.log"
+    with hung_trainer(log):
+        session = RunSession(LocalFile(log))
+        await session.load()
+        assert session.judge() == []
+        assert not await session.read_stuck_processes(pause_s=0.1)
+        assert session.model.processes.latest(0.0) == []
