@@ -4,7 +4,9 @@ read by the session from this machine's /proc and said by the stalled finding.""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,11 +15,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support import until
 from tui.rules.findings import Finding
+from tui.rules.rule_file import RuleSpec, load_rules
+from tui.session import run_session
+from tui.session.run_session import RunChanged
 from tui.session.run_session import RunSession
 from tui.sources.local_file import LocalFile
 
-# A run of 3 steps of 0.1 s, then a hang (a sleep); it says "hung" once its log is written.
+# A run of 3 steps of 0.1 s, then what its second argument says (a traceback), then a hang (a
+# sleep); it says "hung" once its log is written.
 TRAINER = """
 import os, sys, time
 prefix = f"(TaskRunner pid={os.getpid()})"
@@ -25,6 +32,7 @@ with open(sys.argv[1], "w") as log:
     for step in range(1, 4):
         time.sleep(0.1)
         print(prefix, f"step:{step} - train/loss:{1 / step:.4f} - timing_s/step:0.1000", file=log, flush=True)
+    print(sys.argv[2], end="", file=log, flush=True)
 print("hung", flush=True)
 time.sleep(600)
 """
@@ -32,9 +40,10 @@ AN_HOUR = 3600.0
 
 
 @contextmanager
-def hung_trainer(log: Path, stopped: bool = False) -> Iterator[subprocess.Popen[bytes]]:
-    """A real trainer hanging after step 3 (``stopped``: stopped with SIGSTOP there)."""
-    process = subprocess.Popen([sys.executable, "-c", TRAINER, str(log)], stdout=subprocess.PIPE)
+def hung_trainer(log: Path, stopped: bool = False, then: str = "") -> Iterator[subprocess.Popen[bytes]]:
+    """A real trainer hanging after step 3 (``stopped``: stopped with SIGSTOP there), having
+    printed ``then`` after it."""
+    process = subprocess.Popen([sys.executable, "-c", TRAINER, str(log), then], stdout=subprocess.PIPE)
     try:
         assert process.stdout is not None and process.stdout.readline() == b"hung\n"
         if stopped:
@@ -46,6 +55,15 @@ def hung_trainer(log: Path, stopped: bool = False) -> Iterator[subprocess.Popen[
     finally:
         process.kill()
         process.wait()
+
+
+def quick_stall_rules() -> list[RuleSpec]:
+    """The default rules, a run stalled half a second after its last step."""
+    rules = load_rules()
+    for rule in rules:
+        if rule.id == "stalled":
+            rule.params.update(factor=1.0, min_seconds=0.5, quiet_seconds=0.5)
+    return rules
 
 
 async def stalled_after_reading(session: RunSession) -> Finding:
@@ -65,8 +83,8 @@ async def test_a_stopped_trainer_is_said_stopped_by_the_pid_its_log_names(tmp_pa
         session = RunSession(LocalFile(log))
         finding = await stalled_after_reading(session)
     assert session.model.steps_pid == trainer.pid
-    assert (f"processes: pid {trainer.pid} ({comm}) stopped (T: SIGSTOP or ^Z), 0 % CPU over 0.5 s, up "
-            in finding.message), finding.message
+    assert re.search(rf"processes: pid {trainer.pid} \({comm}\) stopped \(T: SIGSTOP or \^Z\), "
+                     r"0 % CPU over 0\.\d+ s, up [^(]+ s \(", finding.message), finding.message
     assert "by the log's process prefix, on " in finding.message
     assert finding.message.endswith("(kill -CONT), and the run waits on it")
 
@@ -92,3 +110,27 @@ async def test_a_run_that_is_not_stuck_has_its_processes_left_alone(tmp_path: Pa
         assert session.judge() == []
         assert not await session.read_stuck_processes(pause_s=0.1)
         assert session.model.processes.latest(0.0) == []
+
+
+
+async def test_a_followed_run_has_its_processes_read_while_stuck_and_judged_with_them(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(run_session, "PROCESS_READ_S", 0.2)
+    log = tmp_path / "run.log"
+    with hung_trainer(log, stopped=True) as trainer:
+        session = RunSession(LocalFile(log, poll_seconds=0.05), rules=quick_stall_rules())
+        changes: list[RunChanged] = []
+        session.listen(changes.append)
+        following = asyncio.create_task(session.follow())
+        try:
+            await until(lambda: session.model.last_step == 3, what="the steps")
+            assert session.model.processes.latest(0.0) == []  # not stuck yet: not read
+            await asyncio.sleep(0.6)
+            session.judge()  # stalled now, as the viewer's next judgement finds it
+            await until(lambda: len(session.model.processes.latest(0.0)) == 1, what="a reading")
+            await until(lambda: "% CPU over" in session.judge()[0].message, what="a second reading")
+        finally:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+            await session.close()
+    assert f"pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z)" in session.findings[0].message
+    assert any(change.model for change in changes[-3:])

@@ -20,7 +20,8 @@ import math
 from dataclasses import dataclass
 
 from tui.durations import word_duration
-from tui.model.processes import ProcessReading, ProcessReadings
+from tui.model.processes import LOG_ORIGIN, ProcessReading, ProcessReadings
+from tui.model.run_model import RunModel
 
 GONE = "gone"
 # A pid whose process started after the run's last step: not the run's process (its pid was
@@ -40,6 +41,9 @@ STATE_WORDS = {
     "X": "dead (X)",
     "I": "idle (I)",
 }
+# A state in a word or two, for a one-line status (``… ✖ CRIT stalled · pid 5642 stopped``).
+BRIEF_WORDS = {"R": "running", "S": "asleep", "D": "in D (disk/NFS)", "T": "stopped", "t": "traced",
+               "Z": "a zombie", GONE: "gone", REUSED: "gone"}
 # Kernel wait channels worth a word of their own (prefixes; the name itself is said too).
 WAIT_WORDS = (
     ("futex", "a lock or a condition"),
@@ -103,6 +107,13 @@ class ProcessActivity:
         return f"{name} {', '.join(parts)} ({source})"
 
 
+def run_processes(model: RunModel) -> list[ProcessActivity]:
+    """``model``'s processes as read since its last step (before any step: since its log was
+    last written): what a stall of it says."""
+    since = model.last_step_at if model.last_step is not None else model.last_write_at
+    return process_activity(model.processes, since if since is not None else -math.inf)
+
+
 def process_activity(readings: ProcessReadings, since: float) -> list[ProcessActivity]:
     """Each watched process read at or after ``since`` (the last step's time), as it stands."""
     return [_activity(before, latest, since) for before, latest in readings.latest(since)]
@@ -122,6 +133,15 @@ def process_words(activities: list[ProcessActivity]) -> str | None:
     elif all(activity.state in (GONE, REUSED) and not activity.on_device for activity in activities):
         said += "; the run's processes have ended"
     return said
+
+
+def process_brief(activities: list[ProcessActivity]) -> str | None:
+    """The trainer's state in a few words (``pid 5642 stopped``): the log's own process where
+    it was read, else the first device holder; None without readings."""
+    if not activities:
+        return None
+    first = next((activity for activity in activities if activity.origin.startswith(LOG_ORIGIN)), activities[0])
+    return f"pid {first.pid} {BRIEF_WORDS.get(first.state, first.state)}"
 
 
 def _activity(before: ProcessReading | None, latest: ProcessReading, since: float) -> ProcessActivity:

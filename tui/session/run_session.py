@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tui.model.accelerators import AcceleratorHistory
-from tui.model.processes import ProcessReading, Watched, watched_processes
+from tui.model.processes import watched_processes
 from tui.model.run_model import RunModel
 from tui.parsers.records import Sample
 from tui.parsers.run_config import CONFIG_HEAD_BYTES, RunConfig, parse_run_config
@@ -41,6 +41,7 @@ from tui.session.accelerators import feed_accelerators
 from tui.session.alerts import CriticalAlerts, run_hook
 from tui.session.feed import Feed
 from tui.session.parse_pool import ParsePool
+from tui.session.process_reads import read_processes
 from tui.session.logger_feeds import (
     JsonlFeed,
     TensorBoardFeed,
@@ -51,7 +52,7 @@ from tui.sources.accelerators.detect import NONE_FOUND
 from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.accelerators.snapshot import take_snapshot
 from tui.sources.base import JobSource, LogSource, Reset, SourceError, Status
-from tui.sources.process_states import py_spy_dump, read_process_states
+from tui.sources.process_states import py_spy_dump
 from tui.sources.run_folder import RunFolder, folder_for
 
 # A printed sample block is a prompt and a response: this much text holds one.
@@ -244,31 +245,10 @@ class RunSession:
                                                 phase_allowance(model)) is not None
 
     async def read_processes(self) -> bool:
-        """Read the run's processes once (``tui.model.processes.watched_processes``: the log's
-        own, read on the log's host, and the devices' holders on the hosts whose devices
-        listed them), one round trip per host, into ``model.processes``; True when any host
-        answered. A host that cannot be read now is left for the next time."""
+        """Read the run's processes once into ``model.processes`` (``tui.session.process_reads``);
+        True when any host answered."""
         log_host = self.source.accelerator_host()
-        hosts = {log_host.name: log_host, **self._hosts}
-        groups: dict[str, list[Watched]] = {}
-        for watched in watched_processes(self.model.steps_pid, log_host.name, self.accelerators):
-            groups.setdefault(watched.host, []).append(watched)
-        answered = False
-        for name, group in groups.items():
-            host = hosts.get(name)
-            if host is None:
-                continue
-            try:
-                answer = await read_process_states(host, [watched.pid for watched in group])
-            except SourceError:
-                continue
-            at, answered = time.time(), True
-            self.model.processes.py_spy[name] = answer.py_spy
-            for watched in group:
-                self.model.processes.add(ProcessReading(watched, at, answer.uptime_s, answer.hz,
-                                                        answer.stats.get(watched.pid),
-                                                        answer.wchans.get(watched.pid)))
-        return answered
+        return await read_processes(self.model, self.accelerators, log_host, self._hosts)
 
     async def read_stuck_processes(self, pause_s: float = CHECK_PROCESS_PAUSE_S) -> bool:
         """For a run read once (``check``) that looks stuck: its processes read twice,
