@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 from tests.parsers.test_proc_stat import recorded_answers
+from tests.rules.test_device_activity import DDP, T0, hang_readings, history_of
 from tests.rules.test_stall_phase import HANGS, WRITTEN, hang_samples, model_of, stalled
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.processes import LOG_ORIGIN, MAX_WATCHED, ProcessReading, ProcessReadings, Watched, watched_processes
 from tui.model.run_model import RunModel
 from tui.parsers.proc_stat import ProcAnswer, ProcStat, parse_proc_answer
-from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
+from tui.parsers.log_scanner import LogScanner
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample, with_processes
+from tui.rules.engine import RuleEngine
+from tui.rules.rule_file import load_rules
 from tui.rules.process_activity import process_activity, process_words
 
 
@@ -118,3 +122,50 @@ def test_the_watched_are_the_logs_pid_on_its_host_and_the_device_holders_bounded
     assert len(watched) == MAX_WATCHED and all(w.host == "node2" for w in watched[2:])
     assert watched_processes(None, "node1", AcceleratorHistory()) == []
 
+
+
+def ddp_process_readings() -> list[tuple[float, list[tuple[int, int, str, int, str]]]]:
+    """Each /proc reading of nccl_rank1_hang_readings.txt (recorded on 2×H200 as a summary:
+    ``pid 781 rank=0 state=R utime+stime=2330 wchan=0``): its second of the day and per process
+    (pid, rank or -1, state, CPU ticks, wchan)."""
+    found = []
+    for block in (DDP / "nccl_rank1_hang_readings.txt").read_text().split("== ")[1:]:
+        stamp, *lines = block.splitlines()
+        hours, minutes, seconds = (int(part) for part in stamp.split(":"))
+        rows = []
+        for line in lines:
+            if line.startswith("pid "):
+                fields = dict(field.split("=", 1) for field in line.split()[2:])
+                rows.append((int(line.split()[1]), int(fields["rank"] or -1), fields["state"],
+                             int(fields["utime+stime"]), fields["wchan"]))
+        found.append((hours * 3600.0 + minutes * 60 + seconds, rows))
+    return found
+
+
+def test_the_nccl_hang_says_the_waiting_rank_spins_and_the_rank_it_waits_for_sleeps():
+    """rank 0 in the all-reduce at 100 % CPU (its GPU spinning), rank 1 asleep before it (its
+    GPU idle): the devices and the processes tell the same story, each process named by the
+    device whose process list gave its pid."""
+    model = RunModel()
+    scanner = LogScanner()
+    model.apply(scanner.feed((DDP / "nccl_rank1_hang_still_hanging.log").read_bytes()) + scanner.finish(), now=T0)
+    model.note_write(T0)
+    gpus, procs = hang_readings(), ddp_process_readings()
+    ranks = {pid: rank for pid, rank, *_ in procs[0][1] if rank >= 0}
+    held = [(at, with_processes(samples, [AcceleratorProcess(pid, "python", 1654.0, device_index=rank)
+                                          for pid, rank in ranks.items()])) for at, samples in gpus]
+    history = history_of(held, T0 + 3000)
+    first = procs[0][0]
+    for at, rows in procs:
+        for watched in watched_processes(None, "localhost", history):
+            (_, _, state, ticks, wchan) = next(row for row in rows if row[0] == watched.pid)
+            # the box's uptime is not in the recording: the stamp stands for it (no age is said of it)
+            model.processes.add(ProcessReading(watched, T0 + 3000 + at - first, at, 100,
+                                               ProcStat(watched.pid, "python", state, ticks, 1, 0),
+                                               None if wchan == "0" else wchan))
+    (stalled,) = [f for f in RuleEngine(load_rules()).evaluate(model, T0 + 3600, accelerators=history)
+                  if f.rule == "stalled"]
+    assert "localhost:0 busy with flat power and memory" in stalled.message
+    assert "; processes: pid 781 (python) running (R), 92 % CPU over 11 s, up " in stalled.message
+    assert "(holds device 0, on localhost); pid 782 (python) asleep (S, waiting in hrtimer_nanosleep: a timer: " \
+           "a sleep or a back-off), 0 % CPU over 11 s" in stalled.message

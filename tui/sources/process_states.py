@@ -27,7 +27,8 @@ from tui.sources.base import SourceError
 READ_SCRIPT = (
     "printf 'uptime %s\\nhz %s\\n' \"$(cat /proc/uptime)\" \"$(getconf CLK_TCK 2>/dev/null)\"\n"
     "for p in \"$@\"; do\n"
-    "  printf 'stat %s %s\\n' \"$p\" \"$(cat \"/proc/$p/stat\" 2>/dev/null)\"\n"
+    # A process names itself (its comm) as it likes, a newline included: one line all the same.
+    "  printf 'stat %s %s\\n' \"$p\" \"$(tr '\\n' ' ' 2>/dev/null <\"/proc/$p/stat\")\"\n"
     "  printf 'wchan %s %s\\n' \"$p\" \"$(cat \"/proc/$p/wchan\" 2>/dev/null)\"\n"
     "done\n"
     "printf 'py-spy %s\\n' \"$(command -v py-spy 2>/dev/null)\"\n"

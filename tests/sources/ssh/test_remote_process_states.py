@@ -12,13 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.parsers.test_proc_stat import run_named
 from tests.session.test_process_states import AN_HOUR, hung_trainer, stalled_after_reading
+from tests.support import NEEDLES
 from tui.session.run_session import RunSession
+from tui.sources.accelerators.hosts import this_host
+from tui.sources.process_states import read_process_states
 from tui.sources.base import SourceError
 from tui.sources.ssh import box_shell
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
-from tests.support import NEEDLES
 
 PY_SPY = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
 
@@ -90,3 +93,26 @@ async def test_without_py_spy_on_the_box_the_dump_says_so(client_home, tmp_path)
         finally:
             await session.close()
     assert trainer.returncode is not None
+
+
+async def test_a_name_with_a_newline_and_parentheses_reads_alike_here_and_on_the_box(client_home, tmp_path):
+    named = run_named("x\ny) R (z")
+    (tmp_path / "run.log").write_text("")
+    source = RemoteLog(RemoteTarget("gpu", str(tmp_path / "run.log")), NEEDLES)
+    try:
+        await source.connect()
+        for _ in range(100):  # until it sleeps
+            if ") S " in Path(f"/proc/{named.pid}/stat").read_text():
+                break
+            time.sleep(0.02)
+        there = await read_process_states(source.accelerator_host(), [named.pid, 1 << 30])
+        here = await read_process_states(this_host(), [named.pid, 1 << 30])
+    finally:
+        named.kill()
+        named.wait()
+        await source.close()
+    for answer in (there, here):
+        stat = answer.stats[named.pid]
+        assert stat is not None and (stat.comm, stat.state) == ("x y) R (z", "S")
+        assert answer.stats[1 << 30] is None  # no such process
+    assert there.stats[named.pid] == here.stats[named.pid]
