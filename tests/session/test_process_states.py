@@ -16,12 +16,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support import until
+from tui.model.accelerators import AcceleratorHistory
+from tui.model.processes import Watched
+from tui.model.run_model import RunModel
+from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
 from tui.session import run_session
 from tui.session.run_session import RunChanged
 from tui.session.run_session import RunSession
+from tui.session.process_reads import log_host, reachable_processes
+from tui.sources.accelerators.hosts import AcceleratorHost
+from tui.sources.accelerators.runner import LocalRunner
 from tui.sources.local_file import LocalFile
+from tui.sources.slurm.job_log import SlurmJobLog
+from tui.sources.slurm.target import parse_slurm_target
 
 # A run of 3 steps of 0.1 s, then what its second argument says (a traceback), then a hang (a
 # sleep); it says "hung" once its log is written.
@@ -134,3 +143,20 @@ async def test_a_followed_run_has_its_processes_read_while_stuck_and_judged_with
             await session.close()
     assert f"pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z)" in session.findings[0].message
     assert any(change.model for change in changes[-3:])
+
+
+def test_a_slurm_logs_pid_is_not_looked_for_on_the_login_node_but_a_nodes_device_holders_are():
+    """The login node is only the way in: the pid its log names lives on a compute node."""
+    target = parse_slurm_target("slurm://login/12345")
+    assert target is not None
+    assert log_host(SlurmJobLog(target)) is None
+    assert log_host(LocalFile(Path("run.log"))) is not None
+    model = RunModel()
+    model.steps_pid = 4242
+    history = AcceleratorHistory()
+    history.add([AcceleratorSample("node07", 0, None, "H200", 100.0, 1.0, 2.0, 30.0, 168.0,
+                                   (AcceleratorProcess(781, "python", 1654.0),))], 1.0)
+    node07 = AcceleratorHost(LocalRunner(), "node07", False)
+    watched, reachable = reachable_processes(model, history, None, {"node07": node07})
+    assert watched == [Watched("node07", 781, "holds device 0", True)] and reachable == {"node07": node07}
+    assert reachable_processes(model, history, None, {}) == ([], {})

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tui.model.accelerators import AcceleratorHistory
-from tui.model.processes import watched_processes
 from tui.model.run_model import RunModel
 from tui.parsers.records import Sample
 from tui.parsers.run_config import CONFIG_HEAD_BYTES, RunConfig, parse_run_config
@@ -41,7 +40,7 @@ from tui.session.accelerators import feed_accelerators
 from tui.session.alerts import CriticalAlerts, run_hook
 from tui.session.feed import Feed
 from tui.session.parse_pool import ParsePool
-from tui.session.process_reads import read_processes
+from tui.session.process_reads import log_host, read_processes, reachable_processes
 from tui.session.logger_feeds import (
     JsonlFeed,
     TensorBoardFeed,
@@ -247,8 +246,7 @@ class RunSession:
     async def read_processes(self) -> bool:
         """Read the run's processes once into ``model.processes`` (``tui.session.process_reads``);
         True when any host answered."""
-        log_host = self.source.accelerator_host()
-        return await read_processes(self.model, self.accelerators, log_host, self._hosts)
+        return await read_processes(self.model, self.accelerators, log_host(self.source), self._hosts)
 
     async def read_stuck_processes(self, pause_s: float = CHECK_PROCESS_PAUSE_S) -> bool:
         """For a run read once (``check``) that looks stuck: its processes read twice,
@@ -264,10 +262,7 @@ class RunSession:
         dumped, py-spy's output, untrusted text). SourceError with a one-line reason
         otherwise: no pid known, the process gone, py-spy not installed (rlwatch installs
         nothing), or py-spy's own failure (ptrace not permitted)."""
-        log_host = self.source.accelerator_host()
-        hosts = {log_host.name: log_host, **self._hosts}
-        watched = [w for w in watched_processes(self.model.steps_pid, log_host.name, self.accelerators)
-                   if w.host in hosts]
+        watched, hosts = reachable_processes(self.model, self.accelerators, log_host(self.source), self._hosts)
         if not watched:
             raise SourceError("no trainer pid known: the log's steps carry no process prefix and "
                               "no device lists a process")
