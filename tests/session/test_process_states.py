@@ -5,6 +5,7 @@ read by the session from this machine's /proc and said by the stalled finding.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support import until
+from tests.support import rlwatch, until
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.processes import Watched
 from tui.model.run_model import RunModel
@@ -160,3 +161,16 @@ def test_a_slurm_logs_pid_is_not_looked_for_on_the_login_node_but_a_nodes_device
     watched, reachable = reachable_processes(model, history, None, {"node07": node07})
     assert watched == [Watched("node07", 781, "holds device 0", True)] and reachable == {"node07": node07}
     assert reachable_processes(model, history, None, {}) == ([], {})
+
+
+def test_check_says_what_the_stopped_trainer_does_in_text_and_json(tmp_path: Path):
+    rules = tmp_path / "quick.toml"
+    rules.write_text('[[rule]]\nid = "stalled"\nfactor = 1.0\nmin_seconds = 0.5\nquiet_seconds = 0.5\n')
+    log = tmp_path / "run.log"
+    with hung_trainer(log, stopped=True) as trainer:
+        time.sleep(1.0)  # half a second past its last step: stalled by these rules
+        text = rlwatch("check", str(log), "--rules", str(rules))
+        done = rlwatch("check", str(log), "--rules", str(rules), "--json")
+    assert text.returncode == 2 and f"pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over 1 s" in text.stdout
+    (finding,) = json.loads(done.stdout)["findings"]
+    assert f"processes: pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z)" in finding["message"]

@@ -82,7 +82,7 @@ class ProcessActivity:
 
     def words(self) -> str:
         """``pid 5642 (python3) asleep (S, waiting in futex_do_wait: a lock or a condition),
-        0 % CPU over 12 s, up 2 h (the log's process prefix, on node1)``."""
+        0 % CPU over 10 s, up 2 h 01 min (the trainer, by the log's process prefix, on node1)``."""
         name = f"pid {self.pid} ({self.comm})" if self.comm else f"pid {self.pid}"
         source = f"{self.origin}, on {self.host}" if self.host else self.origin
         if self.state == GONE:
