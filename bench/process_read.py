@@ -13,20 +13,16 @@ the script's ``cat``/``tr`` processes on the box.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.table import Row, print_table  # noqa: E402
-from bench.throttle_proxy import box_and_slowbox  # noqa: E402
-from tests.sshd import ClientHome, Sshd  # noqa: E402
+from bench.table import Row  # noqa: E402
+from bench.throttle_proxy import LINKS, loopback_boxes, run_on_loopback_boxes  # noqa: E402
 from tui.model.processes import MAX_WATCHED  # noqa: E402
 from tui.sources.accelerators.hosts import AcceleratorHost  # noqa: E402
 from tui.sources.process_states import read_process_states  # noqa: E402
@@ -57,34 +53,28 @@ async def _pair(alias: str, pids: list[int], tries: int) -> tuple[float, float]:
 
 
 async def measure(tries: int) -> list[Row]:
-    root = Path(tempfile.mkdtemp(prefix="rlw-bench-procs-"))
-    home = ClientHome(root / "home")
-    server = Sshd(root / "sshd", [home.public_key]).start()
-    proxy = await box_and_slowbox(home, server)
     sleepers = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
                 for _ in range(MAX_WATCHED)]
-    rows = []
     try:
-        for alias, where in (("box", "loopback"), ("slowbox", "through 10 MB/s + 20 ms")):
-            plain, read = await _pair(alias, [p.pid for p in sleepers], tries)
-            rows.append(Row(f"remote: {MAX_WATCHED} processes' /proc read, {where}",
-                            f"{read * 1000:.0f} ms = {read / plain:.2f}×",
-                            f"one command (echo hi) {plain * 1000:.0f} ms",
-                            "≤ 1.2× through the link (one round trip)" if alias == "slowbox" else "(informative)",
-                            read / plain <= 1.2 or alias == "box"))
+        async with loopback_boxes("rlw-bench-procs-"):
+            return [await _row(alias, where, [p.pid for p in sleepers], tries) for alias, where in LINKS]
     finally:
         for sleeper in sleepers:
             sleeper.kill()
             sleeper.wait()
-        await proxy.stop()
-        server.stop()
-    return rows
+
+
+async def _row(alias: str, where: str, pids: list[int], tries: int) -> Row:
+    """The read against one command through ``alias``."""
+    plain, read = await _pair(alias, pids, tries)
+    return Row(f"remote: {len(pids)} processes' /proc read, {where}",
+               f"{read * 1000:.0f} ms = {read / plain:.2f}×", f"one command (echo hi) {plain * 1000:.0f} ms",
+               "≤ 1.2× through the link (one round trip)" if alias == "slowbox" else "(informative)",
+               read / plain <= 1.2 or alias == "box")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tries", type=int, default=15)
-    print_table(asyncio.run(measure(parser.parse_args().tries)), "loopback sshd on this machine")
+    run_on_loopback_boxes(measure, __doc__)
 
 
 if __name__ == "__main__":
