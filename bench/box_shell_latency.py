@@ -13,19 +13,15 @@ round trips; on loopback the difference is the box's extra ``/bin/sh``.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.table import Row, print_table  # noqa: E402
-from bench.throttle_proxy import box_and_slowbox  # noqa: E402
-from tests.sshd import ClientHome, Sshd  # noqa: E402
+from bench.table import Row  # noqa: E402
+from bench.throttle_proxy import LINKS, loopback_boxes, run_on_loopback_boxes  # noqa: E402
 from tui.sources.ssh import box_shell  # noqa: E402
 from tui.sources.ssh.connection import connect  # noqa: E402
 from tui.sources.ssh.target import RemoteTarget  # noqa: E402
@@ -52,29 +48,20 @@ async def _pair(alias: str, tries: int) -> tuple[float, float]:
 
 
 async def measure(tries: int) -> list[Row]:
-    root = Path(tempfile.mkdtemp(prefix="rlw-bench-shell-"))
-    home = ClientHome(root / "home")
-    server = Sshd(root / "sshd", [home.public_key]).start()
-    proxy = await box_and_slowbox(home, server)
     rows = []
-    try:
-        for alias, where in (("box", "loopback"), ("slowbox", "through 10 MB/s + 20 ms")):
+    async with loopback_boxes("rlw-bench-shell-"):
+        for alias, where in LINKS:
             plain, framed = await _pair(alias, tries)
             rows.append(Row(f"remote: one command through the login shell's /bin/sh, {where}",
                             f"{framed * 1000:.0f} ms = {framed / plain:.2f}×",
                             f"asyncssh's plain exec {plain * 1000:.0f} ms",
                             "≤ 1.1× through the link" if alias == "slowbox" else "(informative)",
                             framed / plain <= 1.1 or alias == "box"))
-    finally:
-        await proxy.stop()
-        server.stop()
     return rows
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tries", type=int, default=15)
-    print_table(asyncio.run(measure(parser.parse_args().tries)), "loopback sshd on this machine")
+    run_on_loopback_boxes(measure, __doc__)
 
 
 if __name__ == "__main__":

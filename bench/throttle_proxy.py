@@ -7,9 +7,17 @@ stops with the event loop that runs it.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
+
+# The two ways to the loopback box that ``loopback_boxes`` sets up: its alias and how it is said.
+LINKS = (("box", "loopback"), ("slowbox", "through 10 MB/s + 20 ms"))
 
 
 class ThrottleProxy:
@@ -65,3 +73,30 @@ async def box_and_slowbox(home: Any, server: Any) -> ThrottleProxy:
     os.environ["HOME"] = str(home.path)
     os.environ.pop("SSH_AUTH_SOCK", None)
     return proxy
+
+
+@asynccontextmanager
+async def loopback_boxes(prefix: str) -> AsyncIterator[None]:
+    """A loopback sshd in a fresh folder named ``prefix…``, reached as ``box`` and, through a
+    ``ThrottleProxy``, as ``slowbox`` (``box_and_slowbox``); both stopped after the block."""
+    from tests.sshd import ClientHome, Sshd
+
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    home = ClientHome(root / "home")
+    server = Sshd(root / "sshd", [home.public_key]).start()
+    proxy = await box_and_slowbox(home, server)
+    try:
+        yield
+    finally:
+        await proxy.stop()
+        server.stop()
+
+
+def run_on_loopback_boxes(measure: Callable[[int], Awaitable[Any]], doc: str | None) -> None:
+    """A loopback-box benchmark's command line: ``--tries N`` (15) alternating pairs, its rows
+    (``bench.table.Row``) measured and printed."""
+    from bench.table import print_table
+
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--tries", type=int, default=15)
+    print_table(asyncio.run(measure(parser.parse_args().tries)), "loopback sshd on this machine")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.corpus import verl_log
+from tests.session.test_process_states import hung_trainer, quick_stall_rules
 from tests.sshd import ClientHome, Sshd, find_sshd
 from tests.support import RLWATCH, healthy_then_nan, metric, packages_loaded_by, step_lines
 from tui.cli.status_command import status_line
@@ -255,3 +257,11 @@ def test_the_corpus_runs_give_one_line_each(tmp_path):
     for prefix in ("031", "034", "036"):
         done = status(tmp_path, str(verl_log(prefix)))
         assert done.stdout.count("\n") == 1 and done.returncode in (0, 1, 2), done.stdout
+
+
+async def test_the_status_line_of_a_stalled_run_says_what_its_trainer_does(tmp_path: Path):
+    log = tmp_path / "run.log"
+    with hung_trainer(log, stopped=True) as trainer:
+        time.sleep(1.0)  # half a second past its last step: stalled by these rules
+        line, _ = await status_line(OpenedTarget(LocalFile(log), None), quick_stall_rules(), tmp_path / "cache")
+    assert line.endswith(f"✖ CRIT stalled · pid {trainer.pid} stopped"), line

@@ -72,6 +72,8 @@ async def judged(target: str, log: str | None, accept_new_host_key: bool,
                           pool=pool, head=head) as session:
         if not unreadable(session.model):
             session.judge()
+            if await session.read_stuck_processes():  # a stuck run's processes say what it does
+                session.judge()
         return session
 
 

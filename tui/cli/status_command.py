@@ -41,11 +41,13 @@ from tui.cli.targets import OpenedTarget, open_target
 from tui.config import load_config
 from tui.parsers.text import safe_text
 from tui.rules.engine import RuleEngine
+from tui.model.accelerators import AcceleratorHistory
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.session.run_mutes import RunMutes
 from tui.session.feed import read_failure_blocks
+from tui.session.process_reads import log_host, read_processes
 from tui.session.run_session import RunSession
 from tui.sources.base import Data, JobState, Lines, LogSource, SourceError
 from tui.ui.glyphs import to_ascii, use_ascii
@@ -113,14 +115,20 @@ async def status_judged(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: 
         blocks = await read_failure_blocks(state.model(), source, state.read_to, follow=True)
         state.keep(list(blocks), now, context_steps(rules))
         save_state(cache_dir, state)
+        model = state.model()
+        reason = not_a_training_log(model)
+        if reason is not None:  # random bytes, an empty file: what check refuses, status refuses
+            raise SourceError(reason)
+        # The rules the user muted on this run in the dashboard are muted here too.
+        engine = RuleEngine(rules, RunMutes(source.label).load())
+        findings = engine.evaluate(model, now)
+        # A stalled run's line says what its trainer does: one reading, on the open connection.
+        if any(finding.rule == "stalled" for finding in findings) and \
+                await read_processes(model, AcceleratorHistory(), log_host(source), {}):
+            findings = engine.evaluate(model, now)
     finally:
         await source.close()
-    model = state.model()
-    reason = not_a_training_log(model)
-    if reason is not None:  # random bytes, an empty file: what check refuses, status refuses
-        raise SourceError(reason)
-    # The rules the user muted on this run in the dashboard are muted here too.
-    return model, RuleEngine(rules, RunMutes(source.label).load()).evaluate(model, now)
+    return model, findings
 
 
 async def _logger_run(source: LogSource, rules: list[RuleSpec]) -> tuple[RunModel, list[Finding]]:

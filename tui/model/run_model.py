@@ -19,6 +19,7 @@ from tui.model.series import Series
 from tui.model.step_columns import StepColumns, step_columns
 from tui.model.step_index import StepIndex
 from tui.model.failures import Failure, group_failures
+from tui.model.processes import ProcessReadings
 from tui.parsers.records import (
     CrashBlock,
     IncidentRecord,
@@ -98,6 +99,8 @@ class RunModel:
         self.config: RunConfig | None = None
         # What shows a trainer starting in a log with nothing else yet (``run_start``).
         self.start_seen: str | None = None
+        # The trainer's processes as read on their hosts while the run looked stuck (the session reads).
+        self.processes = ProcessReadings()
         self.version = 0
 
     # -- ingest -------------------------------------------------------------

@@ -41,6 +41,7 @@ from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec, Unless
 from tui.rules.device_activity import activity_words, device_activity
+from tui.rules.process_activity import process_words, run_processes
 from tui.rules.stall_phase import phase_allowance, stall_phase
 from tui.rules.standing import Standing
 
@@ -371,7 +372,8 @@ def stall_limit(params: Mapping[str, float], typical: float, phase_s: float) -> 
 
 def _where(model: RunModel, quiet: float, accelerators: AcceleratorHistory | None) -> str:
     """The stall's phase (the header shows up to the first ``;``), then why it is said, then
-    what the devices have done since the last step (where they are read)."""
+    what the devices have done since the last step (where they are read), then what the
+    trainer's processes do (where they were read since)."""
     phase = stall_phase(model)
     said = f"{phase.words()}; the run may be hung or dead; {phase.evidence(quiet)}"
     since = model.last_step_at
@@ -379,7 +381,13 @@ def _where(model: RunModel, quiet: float, accelerators: AcceleratorHistory | Non
         devices = activity_words(device_activity(accelerators, since), f"since step {model.last_step}")
         if devices is not None:
             said += f"; {devices}"
-    return said
+    return said + _processes(model)
+
+
+def _processes(model: RunModel) -> str:
+    """``; processes: …`` for the processes read since the last step (or write), or ""."""
+    said = process_words(run_processes(model))
+    return f"; {said}" if said is not None else ""
 
 
 def _silent(rule: RuleSpec, model: RunModel, now: float,
@@ -394,7 +402,7 @@ def _silent(rule: RuleSpec, model: RunModel, now: float,
     if model.last_step is None:
         finding.add_hit(None, quiet, f"no step yet and nothing written for {word_duration(quiet)}; "
                         "the run may be hung while starting (a collective's init, a model loading, "
-                        "GPUs that never free up) or dead")
+                        "GPUs that never free up) or dead" + _processes(model))
     else:
         finding.add_hit(model.last_step, quiet, f"nothing written for {word_duration(quiet)} after step "
                         f"{model.last_step}, {_where(model, quiet, accelerators)}")

@@ -15,6 +15,7 @@ time-budgeted).
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from tui.parsers.samples import parse_samples
 from tui.parsers.text import decode
 from tui.report.verdict import SHOWN_SAMPLES
 from tui.rules.engine import RuleEngine
+from tui.rules.eta import overdue_s
+from tui.rules.stall_phase import phase_allowance
 from tui.rules.findings import Finding
 from tui.rules.rule_file import RuleSpec, load_rules
 from tui.session.run_mutes import RunMutes
@@ -37,6 +40,7 @@ from tui.session.accelerators import feed_accelerators
 from tui.session.alerts import CriticalAlerts, run_hook
 from tui.session.feed import Feed
 from tui.session.parse_pool import ParsePool
+from tui.session.process_reads import log_host, read_processes, reachable_processes
 from tui.session.logger_feeds import (
     JsonlFeed,
     TensorBoardFeed,
@@ -47,10 +51,16 @@ from tui.sources.accelerators.detect import NONE_FOUND
 from tui.sources.accelerators.hosts import AcceleratorHost, other_host
 from tui.sources.accelerators.snapshot import take_snapshot
 from tui.sources.base import JobSource, LogSource, Reset, SourceError, Status
+from tui.sources.process_states import py_spy_dump
 from tui.sources.run_folder import RunFolder, folder_for
 
 # A printed sample block is a prompt and a response: this much text holds one.
 _SAMPLE_BYTES = 256 * 1024
+# How often a stuck run's processes are read while followed (the devices are read every 2 s;
+# a hang's processes change slower, and a healthy run's are not read at all).
+PROCESS_READ_S = 10.0
+# The pause between ``check``'s two readings of a stuck run's processes (their CPU use between).
+CHECK_PROCESS_PAUSE_S = 1.0
 
 NoticeLevel = Literal["ok", "notice", "error"]
 
@@ -117,6 +127,8 @@ class RunSession:
         self._following = False
         # How much of the log's head the last look for its config saw.
         self._config_seen = -1
+        # The hosts whose devices are read, by name: their processes are read there too.
+        self._hosts: dict[str, AcceleratorHost] = {}
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change from now on (on the session's event loop)."""
@@ -157,6 +169,7 @@ class RunSession:
             await self._read_start()
         if accelerators:
             for host in await self._hosts_to_read(notes):
+                self._hosts[host.name] = host
                 snapshot = await take_snapshot(host.runner, host.name, local=host.local)
                 if snapshot.problem and snapshot.problem != NONE_FOUND:
                     notes.append(f"{snapshot.host}: {snapshot.problem}")
@@ -221,6 +234,51 @@ class RunSession:
             return
         self.model.start_seen = training_start(head)
 
+    def stuck(self, now: float) -> bool:
+        """Whether the run looks stuck: stalled by the rules' last word, or its last step
+        overdue (``tui.rules.eta``). Only then are its processes worth reading."""
+        model = self.model
+        if any(finding.rule == "stalled" for finding in self.findings):
+            return True
+        return not model.finished and overdue_s(model.last_step_at, model.sec_per_it, now,
+                                                phase_allowance(model)) is not None
+
+    async def read_processes(self) -> bool:
+        """Read the run's processes once into ``model.processes`` (``tui.session.process_reads``);
+        True when any host answered."""
+        return await read_processes(self.model, self.accelerators, log_host(self.source), self._hosts)
+
+    async def read_stuck_processes(self, pause_s: float = CHECK_PROCESS_PAUSE_S) -> bool:
+        """For a run read once (``check``) that looks stuck: its processes read twice,
+        ``pause_s`` apart (their CPU use between the two); True when read."""
+        if not self.watch_accelerators or not self.stuck(time.time()) or not await self.read_processes():
+            return False
+        await asyncio.sleep(pause_s)
+        return await self.read_processes()
+
+    async def py_spy_dump(self) -> tuple[str, str]:
+        """``py-spy dump`` of the run's trainer (the log's own process, else the first device
+        holder still there), where py-spy is already installed on its host: (what was
+        dumped, py-spy's output, untrusted text). SourceError with a one-line reason
+        otherwise: no pid known, the process gone, py-spy not installed (rlwatch installs
+        nothing), or py-spy's own failure (ptrace not permitted)."""
+        watched, hosts = reachable_processes(self.model, self.accelerators, log_host(self.source), self._hosts)
+        if not watched:
+            raise SourceError("no trainer pid known: the log's steps carry no process prefix and "
+                              "no device lists a process")
+        await self.read_processes()  # asks where py-spy is, on the same round trip
+        readings = {(latest.watched.host, latest.watched.pid): latest
+                    for _, latest in self.model.processes.latest(-math.inf)}
+        alive = [w for w in watched if (r := readings.get((w.host, w.pid))) is not None and r.stat is not None]
+        if not alive:
+            raise SourceError(f"pid {watched[0].pid} is gone from {watched[0].host}: nothing to dump")
+        target = alive[0]
+        path = self.model.processes.py_spy.get(target.host)
+        if path is None:
+            raise SourceError(f"py-spy is not installed on {target.host}; rlwatch never installs anything")
+        text = await py_spy_dump(hosts[target.host], path, target.pid)
+        return f"py-spy dump --pid {target.pid} on {target.host} ({target.origin})", text
+
     def judge(self, now: float | None = None, budget_s: float | None = None) -> list[Finding]:
         """Judge the run with the rules (within ``budget_s`` seconds, the rest next time:
         ``engine.behind``); the findings are kept in ``findings`` too."""
@@ -276,6 +334,7 @@ class RunSession:
             if not isinstance(self.source, JobSource) or self.source.own_host_runs_job:
                 parts.append(self._follow_accelerators(self.source.accelerator_host()))
             parts += [self._follow_other_host(host) for host in self.gpu_hosts]
+            parts.append(self._follow_processes())
         self._following = True
         try:
             await asyncio.gather(*parts)
@@ -312,7 +371,16 @@ class RunSession:
             self._notice(str(error), "error")
 
     async def _follow_accelerators(self, host: AcceleratorHost) -> None:
+        self._hosts[host.name] = host
         await feed_accelerators(host, self.accelerators, self._accelerators_changed)
+
+    async def _follow_processes(self) -> None:
+        """Read the run's processes every ``PROCESS_READ_S`` while it looks stuck, and have
+        the run judged again with them."""
+        while True:
+            await asyncio.sleep(PROCESS_READ_S)
+            if self.stuck(time.time()) and await self.read_processes():
+                self._tell(RunChanged(model=True))
 
     async def _follow_other_host(self, name: str) -> None:
         try:

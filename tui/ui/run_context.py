@@ -14,6 +14,7 @@ from textual.dom import DOMNode
 from tui.model.run_model import RunModel
 from tui.rules.engine import RuleEngine
 from tui.rules.findings import Finding
+from tui.session.run_session import RunSession
 from tui.sources.base import LogSource
 from tui.sources.run_folder import RunFolder
 
@@ -22,6 +23,7 @@ class RunContext(Protocol):
     """The parts of RlwatchApp that the steps, step detail and chart screens use."""
 
     model: RunModel
+    session: RunSession  # the run's session: what reads the box on demand (py-spy)
     findings: list[Finding]
     engine: RuleEngine
     source: LogSource

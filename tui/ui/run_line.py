@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from tui.model.aliases import TRAIN_REWARD
 from tui.model.run_model import RunModel
 from tui.rules.findings import Finding, worst_severity
+from tui.rules.process_activity import process_brief, run_processes
 from tui.rules.run_state import run_state
 from tui.sources.discovery import LOG_SUFFIXES
 from tui.ui.format import format_number
@@ -68,10 +69,11 @@ def state_words(findings: list[Finding]) -> str:
 
 def run_line(name: str, model: RunModel, findings: list[Finding]) -> str:
     """``name step[/total] reward R state`` (no step yet: ``name waiting for a step``; none
-    ever, the run being over: ``name no step``)."""
+    ever, the run being over: ``name no step``); a stalled run whose processes were read says
+    what its trainer does (``… ✖ CRIT stalled · pid 5642 stopped``)."""
     if model.last_step is None:
         waits = "no step" if run_state(model, findings).over else "waiting for a step"
-        return f"{name} {waits} {state_words(findings)}"
+        return f"{name} {waits} {state_words(findings)}{_trainer(model, findings)}"
     total = f"/{model.total_steps}" if model.total_steps else ""
     parts = [name, f"{model.last_step}{total}"]
     series, _ = model.series_for(TRAIN_REWARD)
@@ -79,4 +81,12 @@ def run_line(name: str, model: RunModel, findings: list[Finding]) -> str:
     if last is not None:
         parts.append(f"reward {format_number(last[1])}")
     parts.append(state_words(findings))
-    return " ".join(parts)
+    return " ".join(parts) + _trainer(model, findings)
+
+
+def _trainer(model: RunModel, findings: list[Finding]) -> str:
+    """`` · pid 5642 stopped`` for a stalled run whose processes were read since its last step."""
+    if not any(finding.rule == "stalled" and finding.counts for finding in findings):
+        return ""
+    brief = process_brief(run_processes(model))
+    return f" · {brief}" if brief is not None else ""

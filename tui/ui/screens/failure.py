@@ -17,9 +17,11 @@ from textual.widgets import Static
 
 from tui.parsers.text import safe_text
 from tui.rules.findings import Finding, Severity
+from tui.sources.base import SourceError
 from tui.ui.health import STATE_MARK
 from tui.ui.messages import RunUpdated
 from tui.ui.run_context import run_context
+from tui.ui.screens.py_spy import PySpyScreen
 from tui.ui.widgets.failure_text import FailureText
 from tui.ui.widgets.key_bar import KeyBar
 
@@ -31,12 +33,15 @@ class FailureScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back", tooltip="back to the previous screen"),
         Binding("o", "open_step", "Its step", tooltip="the step the failure followed"),
         Binding("x", "jump_exception", "Exception", tooltip="scroll back to the exception line"),
+        Binding("y", "py_spy", "py-spy", tooltip="the trainer's Python stacks now, by the py-spy "
+                "already on its box (rlwatch installs nothing)"),
     ]
     GUIDE = (
         "The log's text from the byte where the failure's block starts, read through the "
         "run's source (local or over SSH). Process prefixes such as (TaskRunner pid=12) are "
         "taken off; lines of other processes printed in between are dimmed. The line that "
-        "says what failed is marked ▶."
+        "says what failed is marked ▶. y: a py-spy dump of the trainer's Python stacks, where "
+        "py-spy is already installed on its box (rlwatch never installs it)."
     )
     DEFAULT_CSS = """
     FailureScreen #title { padding: 0 1; background: $panel; height: 2; text-wrap: nowrap;
@@ -103,3 +108,16 @@ class FailureScreen(Screen[None]):
 
     def action_jump_exception(self) -> None:
         self.query_one(FailureText).show_exception()
+
+    def action_py_spy(self) -> None:
+        self.notify("Asking py-spy for the trainer's stacks…")
+        self.run_worker(self._py_spy(), group="py-spy", exclusive=True)
+
+    async def _py_spy(self) -> None:
+        """The dump in a screen of its own, or why there is none in a notice."""
+        try:
+            title, dump = await run_context(self).session.py_spy_dump()
+        except SourceError as error:
+            self.notify(safe_text(str(error)), severity="warning", markup=False)
+            return
+        self.app.push_screen(PySpyScreen(title, dump))

@@ -1,0 +1,91 @@
+"""Reading a run's processes on their host: ``/proc/PID/stat`` and ``/proc/PID/wchan`` of a few
+pids and the box's ``/proc/uptime``, in one round trip; and a ``py-spy dump`` of one, where the
+box already has py-spy.
+
+Read-only and with what every Linux box has: ``cat`` of files under ``/proc`` and ``getconf``,
+in a fixed ``/bin/sh`` script whose pids come as its arguments (numbers, checked, and quoted
+by ``shlex`` like every argv a runner sends: :mod:`tui.sources.ssh.ssh_runner`, through
+:mod:`tui.sources.ssh.box_shell`). The same round trip asks ``command -v py-spy``: whether
+the failure view can offer a dump. rlwatch never installs py-spy. On this machine the same
+files are read directly. Both give the words :func:`tui.parsers.proc_stat.parse_proc_answer`
+reads (the recorded hangs in tests/fixtures/logs/generated/hangs are in them too).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from tui.parsers.proc_stat import ProcAnswer, parse_proc_answer
+from tui.sources.accelerators.hosts import AcceleratorHost
+from tui.sources.accelerators.runner import CommandFailed, ToolMissing
+from tui.sources.base import SourceError
+
+# The script the box runs, its pids as arguments ($@): nothing in it comes from the run.
+READ_SCRIPT = (
+    "printf 'uptime %s\\nhz %s\\n' \"$(cat /proc/uptime)\" \"$(getconf CLK_TCK 2>/dev/null)\"\n"
+    "for p in \"$@\"; do\n"
+    # A process names itself (its comm) as it likes, a newline included: one line all the same.
+    "  printf 'stat %s %s\\n' \"$p\" \"$(tr '\\n' ' ' 2>/dev/null <\"/proc/$p/stat\")\"\n"
+    "  printf 'wchan %s %s\\n' \"$p\" \"$(cat \"/proc/$p/wchan\" 2>/dev/null)\"\n"
+    "done\n"
+    "printf 'py-spy %s\\n' \"$(command -v py-spy 2>/dev/null)\"\n"
+)
+# How long a read may take: a handful of small files.
+READ_DEADLINE_S = 20.0
+# How long a py-spy dump may take (it pauses the process while it reads its stacks).
+DUMP_DEADLINE_S = 30.0
+
+
+async def read_process_states(host: AcceleratorHost, pids: Sequence[int]) -> ProcAnswer:
+    """What ``host``'s ``/proc`` says of ``pids`` now; SourceError when it cannot be read."""
+    if any(pid <= 0 for pid in pids):
+        raise ValueError(f"not a process id: {min(pids)}")
+    if host.local:
+        text = _read_here(pids)
+    else:
+        try:
+            text = (await host.runner.run(["sh", "-c", READ_SCRIPT, "sh", *map(str, pids)],
+                                          READ_DEADLINE_S)).decode("utf-8", "replace")
+        except (ToolMissing, CommandFailed) as error:
+            raise SourceError(f"{host.name}: the processes could not be read: {error}") from None
+    answer = parse_proc_answer(text)
+    if answer is None:
+        raise SourceError(f"{host.name}: the processes could not be read (no /proc/uptime)")
+    return answer
+
+
+async def py_spy_dump(host: AcceleratorHost, py_spy: str, pid: int) -> str:
+    """``py-spy dump --pid PID`` on ``host`` (``py_spy`` its path there, as ``command -v``
+    said), stdout and stderr; SourceError with py-spy's own words when it fails."""
+    if pid <= 0:
+        raise ValueError(f"not a process id: {pid}")
+    program = py_spy if py_spy.startswith("/") else "py-spy"
+    argv = [program, "dump", "--pid", str(pid)]
+    try:
+        return (await host.runner.run(argv, DUMP_DEADLINE_S)).decode("utf-8", "replace")
+    except ToolMissing:
+        raise SourceError(f"py-spy is not installed on {host.name}; rlwatch never installs anything") from None
+    except CommandFailed as error:
+        said = error.output.decode("utf-8", "replace").strip()
+        raise SourceError(f"py-spy on {host.name}: {said or error}") from None
+
+
+def _read_here(pids: Sequence[int]) -> str:
+    """The script's words, from this machine's ``/proc``."""
+    lines = [f"uptime {_text(Path('/proc/uptime'))}", f"hz {os.sysconf('SC_CLK_TCK')}"]
+    for pid in pids:
+        lines.append(f"stat {pid} {_text(Path(f'/proc/{pid}/stat'))}")
+        lines.append(f"wchan {pid} {_text(Path(f'/proc/{pid}/wchan'))}")
+    lines.append(f"py-spy {shutil.which('py-spy') or ''}")
+    return "\n".join(lines) + "\n"
+
+
+def _text(path: Path) -> str:
+    """A /proc file's text on one line; "" where it cannot be read (the process is gone)."""
+    try:
+        return path.read_text(errors="replace").replace("\n", " ").strip()
+    except OSError:
+        return ""
