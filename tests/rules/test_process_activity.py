@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from tests.parsers.test_proc_stat import recorded_answers
-from tests.rules.test_device_activity import DDP, T0, hang_readings, history_of
-from tests.rules.test_stall_phase import HANGS, WRITTEN, hang_samples, model_of, stalled
+from tests.rules.test_device_activity import T0
+from tests.rules.test_stall_phase import WRITTEN, hang_samples, model_of, stalled
+from tests.support import DDP, HANGS, hang_readings, history_of
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.processes import LOG_ORIGIN, MAX_WATCHED, ProcessReading, ProcessReadings, Watched, watched_processes
 from tui.model.run_model import RunModel
@@ -36,8 +37,10 @@ def reading(watched: Watched, at: float, answer: ProcAnswer, pid: int) -> Proces
 
 
 def test_each_recorded_hang_says_what_its_process_did():
-    for sample in hang_samples():
-        model = model_of(HANGS / sample["file"])
+    samples = [(folder, sample) for folder, sample in hang_samples() if "proc" in sample]
+    assert len(samples) == 4  # the three phase hangs and the stopped trainer
+    for folder, sample in samples:
+        model = model_of(folder / sample["file"])
         watched = with_recording(model, sample["proc"])
         message = stalled(model).message
         assert f"; processes: pid {watched.pid} (python) {sample['processes']}, up " in message, message
