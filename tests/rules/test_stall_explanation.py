@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tests.rules.test_process_activity import with_recording
 from tests.support import DDP, HANGS, hang_model, hang_readings, history_of
+from tui.model.processes import LOG_ORIGIN
 from tui.parsers.records import JobOutcome, JobRecord
 from tui.rules.rule_file import load_rules
 from tui.rules.stall_explanation import (
@@ -21,6 +23,7 @@ from tui.rules.stall_explanation import (
     ConfigSetting,
     LogLine,
     LogSpan,
+    ProcessEntry,
     StepTiming,
     explain_stall,
 )
@@ -180,3 +183,24 @@ def test_a_long_line_is_cut_and_its_source_names_the_file_only():
     (item,) = explain_stall(model, WRITTEN + 3600, limits=LIMITS, tail=[(1900, "x" * 1000)]).items[-1:]
     assert len(item.says) == 240 and item.says.endswith("…")
     assert replace(item.source, log="/deep/path/train.log").words() == "train.log, byte 1,900"
+
+
+def test_a_stopped_trainer_is_an_item_read_from_its_proc_entry_with_what_it_means():
+    """The trainer SIGSTOPped mid-run, its /proc read twice 3 s apart while it hung."""
+    model = hang_model(HANGS / "stopped_mid_run_still_hanging.log", WRITTEN)
+    watched = with_recording(model, "stopped_mid_run_proc.txt")
+    explained = explain_stall(model, WRITTEN + 3600, limits=LIMITS)
+    processes = [item for item in explained.items if item.source.kind == "process"]
+    stopped, meaning = processes
+    assert stopped.says.startswith(f"pid {watched.pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over 3 s, up ")
+    assert stopped.source == ProcessEntry("box", (watched.pid,), LOG_ORIGIN)
+    assert stopped.source.words() == f"/proc/{watched.pid}/stat on box; the pid from {LOG_ORIGIN}"
+    assert meaning.says == "a stopped process runs nothing until continued (kill -CONT), and the run waits on it"
+    # The processes come after what the log and the devices say, before the log's last lines.
+    kinds = [item.source.kind for item in explained.items]
+    assert kinds.index("process") > kinds.index("earlier steps' timing")
+
+
+def test_without_readings_of_its_processes_the_view_says_nothing_of_them():
+    explained = explain_stall(hang_model(SAVE_BLOCKED, WRITTEN), WRITTEN + 3600, limits=LIMITS)
+    assert "process" not in [item.source.kind for item in explained.items]

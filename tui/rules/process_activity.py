@@ -125,14 +125,21 @@ def process_words(activities: list[ProcessActivity]) -> str | None:
     if not activities:
         return None
     said = "processes: " + "; ".join(activity.words() for activity in activities)
+    meaning = process_meaning(activities)
+    return f"{said}; {meaning}" if meaning is not None else said
+
+
+def process_meaning(activities: list[ProcessActivity]) -> str | None:
+    """What the processes' states mean together, where they say something: a stopped
+    process, one waiting on a disk, or all of them gone; else None."""
     states = {activity.state for activity in activities}
     if states & {"T", "t"}:
-        said += "; a stopped process runs nothing until continued (kill -CONT), and the run waits on it"
-    elif "D" in states:
-        said += "; a process in D waits on a disk or network file system that does not answer"
-    elif all(activity.state in (GONE, REUSED) and not activity.on_device for activity in activities):
-        said += "; the run's processes have ended"
-    return said
+        return "a stopped process runs nothing until continued (kill -CONT), and the run waits on it"
+    if "D" in states:
+        return "a process in D waits on a disk or network file system that does not answer"
+    if activities and all(activity.state in (GONE, REUSED) and not activity.on_device for activity in activities):
+        return "the run's processes have ended"
+    return None
 
 
 def process_brief(activities: list[ProcessActivity]) -> str | None:

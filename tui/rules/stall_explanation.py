@@ -4,16 +4,17 @@ The stalled finding says it all in one sentence; a user about to kill a job want
 each part of it: how long since the last step against a step's time and the stall rule's
 limit, where the step stands (the line that says so, or "unknown"), what the printed
 schedule has the step do, what the same phase took before, what each accelerator has done
-since, and the log's last lines. Each part is an :class:`Evidence`: one plain sentence and
-its source, a log line at a byte offset, a printed setting, a metric of earlier steps or an
-accelerator's readings. The sentences come from the modules that judged them
-(:mod:`tui.rules.stall_phase`, :mod:`tui.rules.device_activity`), so the view and the
+since, what the trainer's processes are doing, and the log's last lines. Each part is an
+:class:`Evidence`: one plain sentence and its source, a log line at a byte offset, a printed
+setting, a metric of earlier steps, an accelerator's readings or a process's ``/proc``
+entry. The sentences come from the modules that judged them (:mod:`tui.rules.stall_phase`,
+:mod:`tui.rules.device_activity`, :mod:`tui.rules.process_activity`), so the view and the
 finding never disagree.
 
 A source is anything with a ``kind`` and ``words()`` (:class:`EvidenceSource`): the view
 shows the kind and the words, dimmed, and opens the log at a :class:`LogLine`'s byte. A new
-kind of evidence (the trainer's process: pid, state, CPU) is a frozen dataclass with those
-two members, and its items are added to the list: the view needs no change.
+kind of evidence is a frozen dataclass with those two members, and its items are added to
+the list: the view needs no change.
 
 Pure: the model, the readings, the clock and the log's last lines (read by the caller) in,
 items out.
@@ -32,6 +33,7 @@ from tui.model.run_model import RunModel
 from tui.parsers.records import JobOutcome
 from tui.rules.device_activity import DeviceActivity, device_activity, mix_meaning
 from tui.rules.engine import stall_limit, step_seconds
+from tui.rules.process_activity import ProcessActivity, process_meaning, run_processes
 from tui.rules.eta import OVERDUE_MIN_S, overdue_s
 from tui.rules.stall_phase import PHASE_NOUNS, Allowance, phase_allowance, phase_time, schedules, stall_phase
 
@@ -134,6 +136,23 @@ class AcceleratorReading:
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessEntry:
+    """The box's own record of processes ``pids`` on ``host``: ``/proc/PID/stat`` (state and
+    CPU ticks, read twice for the CPU share) and ``/proc/PID/wchan``; ``origin`` says where
+    the pid was found (the log's process prefix, an accelerator tool's process list)."""
+
+    kind: ClassVar[str] = "process"
+    host: str
+    pids: tuple[int, ...]
+    origin: str
+
+    def words(self) -> str:
+        where = f" on {self.host}" if self.host else ""
+        files = ", ".join(f"/proc/{pid}/stat" for pid in self.pids)
+        return f"{files}{where}; the pid{'s' if len(self.pids) > 1 else ''} from {self.origin}"
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One thing the view says (``says``, a plain sentence) and where it was read."""
 
@@ -178,7 +197,8 @@ def explain_stall(model: RunModel, now: float, *, limits: Mapping[str, float] | 
         return StallExplanation(MOVING, f"the run is moving: step {step} came {word_duration(quiet)} ago")
     headline = (f"stalled: no new step for {word_duration(quiet)} after step {step}" if state == STALLED
                 else f"overdue, not stalled yet: no new step for {word_duration(quiet)} after step {step}")
-    items = [silence, *_where(model, step, quiet), *_devices(accelerators, since, now), *_tail(model, tail)]
+    items = [silence, *_where(model, step, quiet), *_devices(accelerators, since, now), *_processes(model),
+             *_tail(model, tail)]
     return StallExplanation(state, headline, tuple(items))
 
 
@@ -266,6 +286,22 @@ def _devices(accelerators: AcceleratorHistory | None, since: float, now: float) 
     return items
 
 
+def _processes(model: RunModel) -> list[Evidence]:
+    """Each process of the run as read since the last step, then what their states mean."""
+    activities = run_processes(model)
+    items = [Evidence(activity.words(), _entry((activity,))) for activity in activities]
+    meaning = process_meaning(activities)
+    if meaning is not None:
+        items.append(Evidence(meaning, _entry(activities)))
+    return items
+
+
+def _entry(activities: Sequence[ProcessActivity]) -> ProcessEntry:
+    hosts = sorted({activity.host for activity in activities})
+    origins = sorted({activity.origin for activity in activities})
+    return ProcessEntry(", ".join(hosts), tuple(activity.pid for activity in activities), "; ".join(origins))
+
+
 def _readings(activities: Sequence[DeviceActivity], now: float) -> AcceleratorReading:
     return AcceleratorReading(tuple((a.host, a.index) for a in activities), sum(a.readings for a in activities),
                               min(a.first_at for a in activities), max(a.last_at for a in activities), now)
@@ -289,7 +325,7 @@ def _before_first_step(model: RunModel, now: float, limits: Mapping[str, float] 
         return StallExplanation(MOVING, f"no step yet; the log was written {word_duration(quiet)} ago")
     said = (f"no step yet and nothing written for {word_duration(quiet)}: stalled after "
             f"{word_duration(quiet_limit)} of silence (quiet_seconds)")
-    items = [Evidence(said, LogSpan(model.log, 0, model.read_to)), *_tail(model, tail)]
+    items = [Evidence(said, LogSpan(model.log, 0, model.read_to)), *_processes(model), *_tail(model, tail)]
     return StallExplanation(STALLED, f"stalled before its first step: nothing written for {word_duration(quiet)}",
                             tuple(items))
 

@@ -13,8 +13,10 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import OptionList
 
+from tests.session.test_process_states import hung_trainer, quick_stall_rules
 from tests.support import DDP, HANGS, dashboard_on, hang_readings, header_text, history_of, text_of, wait_for
-from tui.rules.stall_explanation import LogLine
+from tui.rules.stall_explanation import LogLine, ProcessEntry
+from tui.session import run_session
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
 from tui.ui.screens.findings import FindingsScreen
@@ -195,3 +197,26 @@ async def test_the_palette_names_the_view(tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, WhyStuckScreen), "the why view")
         await wait_for(pilot, lambda: headline(app).startswith("stalled: no new step for 2 h 00 min after step 4"),
                        "its headline")
+
+
+async def test_a_stopped_trainer_is_read_while_the_view_is_open_and_shown_with_its_proc_entry(tmp_path, monkeypatch):
+    """A real trainer stopped with SIGSTOP after step 3: the dashboard reads its /proc while
+    the run is stuck, and the view lists it with what a stopped process means."""
+    monkeypatch.setattr(run_session, "PROCESS_READ_S", 0.2)
+    with hung_trainer(tmp_path / "run.log", stopped=True) as trainer:
+        # The processes are read with the accelerators (this machine has none: said in a notice).
+        app = dashboard_on(LocalFile(tmp_path / "run.log", poll_seconds=0.05), rules=quick_stall_rules())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await stalled(pilot, app)
+            await pilot.press("h")
+            await wait_for(pilot, lambda: isinstance(app.screen, WhyStuckScreen), "the why view")
+            await wait_for(pilot, lambda: "% CPU over" in shown(app), "the trainer read twice", timeout=15)
+            items = shown(app)
+            assert f"pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over " in items
+            assert f"  process: /proc/{trainer.pid}/stat on " in items
+            assert ("a stopped process runs nothing until continued (kill -CONT), and the run waits on it"
+                    in items)
+            screen = app.screen
+            assert isinstance(screen, WhyStuckScreen)
+            assert any(isinstance(item.source, ProcessEntry) and item.source.pids == (trainer.pid,)
+                       for item in screen.items)
