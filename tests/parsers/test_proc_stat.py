@@ -1,5 +1,5 @@
-"""/proc/PID/stat as recorded from real hung trainers (tests/fixtures/logs/generated/hangs,
-NAME_proc.txt, by make/record_states.sh) and as read from real processes here, a name with
+"""/proc/PID/stat as recorded from real hung trainers (tests/fixtures/logs/generated/hangs and
+ddp, NAME_proc.txt, by make/record_states.sh and make/record_gloo_hang.sh) and as read from real processes here, a name with
 spaces and parentheses among them."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from tui.parsers.proc_stat import DEFAULT_HZ, parse_proc_answer, parse_proc_stat
 HANGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "generated" / "hangs"
 
 
-def recorded_answers(name: str) -> list[str]:
-    """The readings of ``NAME_proc.txt``, one text per reading (each starts with ``uptime``)."""
-    text = (HANGS / f"{name}_proc.txt").read_text()
+def recorded_answers(name: str, folder: Path = HANGS) -> list[str]:
+    """The readings of ``folder``'s ``NAME_proc.txt``, one text per reading (each starts with ``uptime``)."""
+    text = (folder / f"{name}_proc.txt").read_text()
     return ["uptime " + part for part in text.split("uptime ") if part]
 
 

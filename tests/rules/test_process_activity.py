@@ -1,7 +1,9 @@
 """What a stalled finding says of the trainer's processes, from readings of real hung trainers
-(tests/fixtures/logs/generated/hangs: NAME_proc.txt, two readings 3 s apart while it hung)."""
+(tests/fixtures/logs/generated/hangs and ddp: NAME_proc.txt, two readings 3 s apart while it hung)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from tests.parsers.test_proc_stat import recorded_answers
 from tests.rules.test_device_activity import T0
@@ -18,40 +20,62 @@ from tui.rules.rule_file import load_rules
 from tui.rules.process_activity import process_activity, process_words
 
 
-def with_recording(model: RunModel, proc: str, watched: Watched | None = None) -> Watched:
-    """``model`` with the recorded readings of ``proc`` (``NAME_proc.txt``), read 10 s after the
-    last step and 3 s later; the process is ``watched`` (default: the recording's own pid, as
-    the log's trainer)."""
-    for number, text in enumerate(recorded_answers(proc.removesuffix("_proc.txt"))):
+# Where the test says a recorded pid came from when the log names none (torchrun's ranks): the
+# recording itself, read by pid on the box while it hung.
+READ_BY_PID = "read on the box while it hung"
+
+
+def with_recording(model: RunModel, proc: Path, origin: str = LOG_ORIGIN) -> list[int]:
+    """``model`` with the recorded readings of ``proc`` (a ``NAME_proc.txt``), read 10 s after
+    the last step and 3 s later, each process watched on "box" with ``origin``; their pids in
+    the recording's order."""
+    pids: list[int] = []
+    for number, text in enumerate(recorded_answers(proc.name.removesuffix("_proc.txt"), proc.parent)):
         answer = parse_proc_answer(text)
         assert answer is not None
-        (pid,) = answer.stats
-        watched = watched or Watched("box", pid, LOG_ORIGIN)
-        model.processes.add(reading(watched, WRITTEN + 10 + 3 * number, answer, pid))
-    assert watched is not None
-    return watched
+        pids = list(answer.stats)
+        for pid in pids:
+            model.processes.add(reading(Watched("box", pid, origin), WRITTEN + 10 + 3 * number, answer, pid))
+    return pids
 
 
 def reading(watched: Watched, at: float, answer: ProcAnswer, pid: int) -> ProcessReading:
     return ProcessReading(watched, at, answer.uptime_s, answer.hz, answer.stats.get(pid), answer.wchans.get(pid))
 
 
-def test_each_recorded_hang_says_what_its_process_did():
+def test_each_recorded_hang_says_what_its_processes_did():
+    """Each hang recorded with its processes' readings (``proc``) says of each what its reader
+    expects (``processes``, in the recording's order): the hangs folder's single trainers as the
+    log's own, the gloo hang's torchrun agent and two ranks as read by pid (its log names none)."""
     samples = [(folder, sample) for folder, sample in hang_samples() if "proc" in sample]
-    assert len(samples) == 4  # the three phase hangs and the stopped trainer
+    assert {folder for folder, _ in samples} == {HANGS, DDP}
+    assert len(samples) == 5  # the three phase hangs, the stopped trainer, the gloo rank-1 hang
     for folder, sample in samples:
         model = model_of(folder / sample["file"])
-        watched = with_recording(model, sample["proc"])
-        message = stalled(model).message
-        assert f"; processes: pid {watched.pid} (python) {sample['processes']}, up " in message, message
-        assert f"({LOG_ORIGIN}, on box)" in message
+        origin = LOG_ORIGIN if model.steps_pid is not None else READ_BY_PID
+        pids = with_recording(model, folder / sample["proc"], origin)
+        said = stalled(model).message.split("; processes: ", 1)[1]
+        assert len(pids) == len(sample["processes"]), sample["file"]
+        for pid, words in zip(pids, sample["processes"]):
+            assert f"pid {pid} {words}, up " in said, (sample["file"], said)
+        assert f"({origin}, on box)" in said
+
+
+def test_the_gloo_hang_log_names_no_pid_of_its_ranks():
+    """torchrun's workers print their steps without a pid (no ``[rankN]:`` on a step line, no
+    Ray prefix): on a CPU box with no accelerator tool to list them, rlwatch has no process of
+    this run to read. The pids of the recording come from the box, not from the log."""
+    model = model_of(DDP / "gloo_rank1_hang_states_still_hanging.log")
+    assert model.steps_pid is None
+    assert watched_processes(model.steps_pid, "box", AcceleratorHistory()) == []
+    assert "processes:" not in stalled(model).message
 
 
 def test_the_stopped_trainer_is_the_pid_its_log_names_and_the_finding_says_how_to_go_on():
     model = model_of(HANGS / "stopped_mid_run_still_hanging.log")
     (answer_pid,) = parse_proc_answer(recorded_answers("stopped_mid_run")[0]).stats  # type: ignore[union-attr]
     assert model.steps_pid == answer_pid  # the log's (TaskRunner pid=N) is the process recorded
-    with_recording(model, "stopped_mid_run_proc.txt", Watched("box", answer_pid, LOG_ORIGIN))
+    assert with_recording(model, HANGS / "stopped_mid_run_proc.txt") == [answer_pid]
     message = stalled(model).message
     assert f"pid {answer_pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over 3 s" in message
     assert message.endswith("a stopped process runs nothing until continued (kill -CONT), and the run waits on it")

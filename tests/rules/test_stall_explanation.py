@@ -188,13 +188,13 @@ def test_a_long_line_is_cut_and_its_source_names_the_file_only():
 def test_a_stopped_trainer_is_an_item_read_from_its_proc_entry_with_what_it_means():
     """The trainer SIGSTOPped mid-run, its /proc read twice 3 s apart while it hung."""
     model = hang_model(HANGS / "stopped_mid_run_still_hanging.log", WRITTEN)
-    watched = with_recording(model, "stopped_mid_run_proc.txt")
+    (pid,) = with_recording(model, HANGS / "stopped_mid_run_proc.txt")
     explained = explain_stall(model, WRITTEN + 3600, limits=LIMITS)
     processes = [item for item in explained.items if item.source.kind == "process"]
     stopped, meaning = processes
-    assert stopped.says.startswith(f"pid {watched.pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over 3 s, up ")
-    assert stopped.source == ProcessEntry("box", (watched.pid,), LOG_ORIGIN)
-    assert stopped.source.words() == f"/proc/{watched.pid}/stat on box; the pid from {LOG_ORIGIN}"
+    assert stopped.says.startswith(f"pid {pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over 3 s, up ")
+    assert stopped.source == ProcessEntry("box", (pid,), LOG_ORIGIN)
+    assert stopped.source.words() == f"/proc/{pid}/stat on box; the pid from {LOG_ORIGIN}"
     assert meaning.says == "a stopped process runs nothing until continued (kill -CONT), and the run waits on it"
     # The processes come after what the log and the devices say, before the log's last lines.
     kinds = [item.source.kind for item in explained.items]
