@@ -196,3 +196,12 @@ def test_the_nccl_hang_says_the_waiting_rank_spins_and_the_rank_it_waits_for_sle
     assert "; processes: pid 781 (python) running (R), 92 % CPU over 11 s, up " in stalled.message
     assert "(holds device 0, on localhost); pid 782 (python) asleep (S, waiting in hrtimer_nanosleep: a timer: " \
            "a sleep or a back-off), 0 % CPU over 11 s" in stalled.message
+
+
+def test_the_json_form_of_a_gone_process_has_no_name_wait_or_age():
+    held = ProcessReadings()
+    held.add(ProcessReading(Watched("node1", 42, LOG_ORIGIN), 100.0, 500.0, 100, None, None))
+    (gone,) = process_activity(held, 0.0)
+    assert gone.to_json() == {"host": "node1", "pid": 42, "origin": LOG_ORIGIN, "on_device": False, "comm": None,
+                              "state": "gone", "wchan": None, "cpu_pct": None, "over_s": None, "age_s": None,
+                              "words": gone.words()}

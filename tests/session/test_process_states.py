@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tests.support import rlwatch, until
 from tui.model.accelerators import AcceleratorHistory
-from tui.model.processes import Watched
+from tui.model.processes import LOG_ORIGIN, Watched
 from tui.model.run_model import RunModel
 from tui.parsers.smi.records import AcceleratorProcess, AcceleratorSample
 from tui.rules.findings import Finding
@@ -172,5 +172,21 @@ def test_check_says_what_the_stopped_trainer_does_in_text_and_json(tmp_path: Pat
         text = rlwatch("check", str(log), "--rules", str(rules))
         done = rlwatch("check", str(log), "--rules", str(rules), "--json")
     assert text.returncode == 2 and f"pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over 1 s" in text.stdout
-    (finding,) = json.loads(done.stdout)["findings"]
+    result = json.loads(done.stdout)
+    (finding,) = result["findings"]
     assert f"processes: pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z)" in finding["message"]
+    # the same reading as fields a script can test, without parsing the message
+    (process,) = result["processes"]
+    assert {key: process[key] for key in ("pid", "comm", "state", "wchan", "cpu_pct", "on_device")} == {
+        "pid": trainer.pid, "comm": "python", "state": "T", "wchan": "do_signal_stop", "cpu_pct": 0.0,
+        "on_device": False}
+    assert process["origin"] == LOG_ORIGIN and process["host"] and process["words"] in finding["message"]
+    assert 0.5 <= process["over_s"] <= 5 and 0.5 <= process["age_s"] <= 60
+
+
+def test_check_json_has_no_processes_where_none_were_read(tmp_path: Path):
+    """A run that does not look stuck has its processes left alone: no field for them."""
+    log = tmp_path / "run.log"
+    with hung_trainer(log):
+        done = rlwatch("check", str(log), "--json")
+    assert done.returncode == 0 and "processes" not in json.loads(done.stdout)

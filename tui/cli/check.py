@@ -20,6 +20,7 @@ from tui.parsers.records import JobRecord
 from tui.parsers.text import safe_data, safe_text
 from tui.parsers.values import format_value
 from tui.rules.eta import NO_ETA, eta_s, overdue_words
+from tui.rules.process_activity import run_processes
 from tui.rules.stall_phase import phase_allowance
 from tui.rules.findings import Finding, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
@@ -99,9 +100,11 @@ def not_a_training_log(model: RunModel) -> str | None:
 def report(target: str, model: RunModel, findings: list[Finding],
            accelerators: list[dict] | None = None) -> dict:
     """The ``check --json`` object (its shape is a contract users script against). A run
-    that is not running has no ETA (``eta_s`` null: see tui.rules.eta)."""
+    that is not running has no ETA (``eta_s`` null: see tui.rules.eta). ``processes``: the
+    run's processes as read since its last step, present only where they were read (a run that
+    looks stuck, on a host rlwatch can reach): its presence says they were."""
     state = run_state(model, findings)
-    return {
+    result: dict = {
         "target": target,
         "run": {
             "log": model.log,
@@ -117,6 +120,10 @@ def report(target: str, model: RunModel, findings: list[Finding],
         "accelerators": accelerators or [],
         "job": _job(model.job),
     }
+    processes = run_processes(model)
+    if processes:
+        result["processes"] = [activity.to_json() for activity in processes]
+    return result
 
 
 def _job(job: JobRecord | None) -> dict | None:

@@ -106,6 +106,14 @@ class ProcessActivity:
             parts.append(f"up {word_duration(self.age_s)}")
         return f"{name} {', '.join(parts)} ({source})"
 
+    def to_json(self) -> dict[str, object]:
+        """The ``check --json`` form (a contract): the reading's facts, each a field a script can
+        test (``state == "T"``), and ``words``, the finding's own sentence of it."""
+        return {"host": self.host, "pid": self.pid, "origin": self.origin, "on_device": self.on_device,
+                "comm": self.comm or None, "state": self.state, "wchan": self.wchan,
+                "cpu_pct": _rounded(self.cpu_pct), "over_s": _rounded(self.over_s),
+                "age_s": _rounded(self.age_s), "words": self.words()}
+
 
 def run_processes(model: RunModel) -> list[ProcessActivity]:
     """``model``'s processes as read since its last step (before any step: since its log was
@@ -167,6 +175,11 @@ def _activity(before: ProcessReading | None, latest: ProcessReading, since: floa
     state = REUSED if math.isfinite(since) and latest.at - age > since + REUSED_AFTER_S else stat.state
     return ProcessActivity(watched.host, watched.pid, watched.origin, watched.on_device, stat.comm, state,
                            latest.wchan, cpu, over, age if age >= 0 else None)
+
+
+def _rounded(value: float | None) -> float | None:
+    """A share or a duration to a tenth: the readings' ticks are a hundredth of a second."""
+    return None if value is None else round(value, 1)
 
 
 def _wait_words(wchan: str) -> str:
