@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
 from tests.support import rlwatch, until
 from tui.model.accelerators import AcceleratorHistory
 from tui.model.processes import LOG_ORIGIN, Watched
@@ -171,6 +173,7 @@ def test_check_says_what_the_stopped_trainer_does_in_text_and_json(tmp_path: Pat
         time.sleep(1.0)  # half a second past its last step: stalled by these rules
         text = rlwatch("check", str(log), "--rules", str(rules))
         done = rlwatch("check", str(log), "--rules", str(rules), "--json")
+        metrics = rlwatch("check", str(log), "--rules", str(rules), "--format", "openmetrics")
     assert text.returncode == 2 and f"pid {trainer.pid} (python) stopped (T: SIGSTOP or ^Z), 0 % CPU over 1 s" in text.stdout
     result = json.loads(done.stdout)
     (finding,) = result["findings"]
@@ -182,6 +185,9 @@ def test_check_says_what_the_stopped_trainer_does_in_text_and_json(tmp_path: Pat
         "on_device": False}
     assert process["origin"] == LOG_ORIGIN and process["host"] and process["words"] in finding["message"]
     assert 0.5 <= process["over_s"] <= 5 and 0.5 <= process["age_s"] <= 60
+    # and for Prometheus: the stopped trainer by pid and state
+    (family,) = [f for f in text_string_to_metric_families(metrics.stdout) if f.name == "rlwatch_run_process_state"]
+    assert [(s.labels["pid"], s.labels["state"], s.value) for s in family.samples] == [(str(trainer.pid), "T", 1.0)]
 
 
 def test_check_json_has_no_processes_where_none_were_read(tmp_path: Path):

@@ -13,7 +13,9 @@ expose the same:
 * ``rlwatch_run_metric{concept=…}``: the newest value of the key metrics, by the concept
   that names them whatever the trainer (reward, validation, KL, entropy, grad norm,
   response length);
-* ``rlwatch_run_findings{rule=…,severity=…}``: how many findings of each rule.
+* ``rlwatch_run_findings{rule=…,severity=…}``: how many findings of each rule;
+* ``rlwatch_run_process_state{pid=…,state=…}``: 1 for each of the run's processes read while it
+  looked stuck, labelled with its state letter (alert on ``{state="T"}`` or ``{state="D"}``).
 
 Every run carries ``run`` and ``host`` labels, in their neutralised form.
 """
@@ -27,6 +29,7 @@ from tui.model.aliases import ENTROPY, GRAD_NORM, KL, RESPONSE_LENGTH, TRAIN_REW
 from tui.model.run_model import RunModel
 from tui.parsers.text import safe_text
 from tui.rules.findings import Finding
+from tui.rules.process_activity import run_processes
 from tui.rules.run_state import RunState, run_state
 
 CONCEPTS: tuple[Concept, ...] = (TRAIN_REWARD, VALIDATION, KL, ENTROPY, GRAD_NORM, RESPONSE_LENGTH)
@@ -43,6 +46,8 @@ METRICS: dict[str, tuple[str, tuple[str, ...]]] = {
     "rlwatch_run_metric": ("the newest value of a key metric, by concept (reward, val, kl, entropy, "
                            "grad_norm, response_length)", ("concept", "key")),
     "rlwatch_run_findings": ("how many findings of a rule the run has, by severity", ("rule", "severity")),
+    "rlwatch_run_process_state": ("1 for each process of the run read since its last step (a stuck run's), "
+                                  "by pid and state (R, S, D, T, t, Z, gone, reused)", ("pid", "state")),
 }
 
 
@@ -85,4 +90,6 @@ def run_samples(run: str, host: str, model: RunModel | None, findings: list[Find
     counts = Counter((finding.rule, finding.severity.value) for finding in findings)
     samples += [sample("rlwatch_run_findings", count, ("rule", rule), ("severity", severity))
                 for (rule, severity), count in sorted(counts.items())]
+    samples += [sample("rlwatch_run_process_state", 1.0, ("pid", str(process.pid)), ("state", process.state))
+                for process in run_processes(model)]
     return samples
