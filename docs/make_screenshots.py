@@ -12,7 +12,8 @@ detail), ``docs/screen-80x24.svg`` (the dashboard at 80×24) and
 ``docs/screen-200x50.svg`` (the dashboard at 200×50: twelve panels, line charts); and
 ``docs/screen-compare.svg``: ``rlwatch compare`` on corpus runs 034, 035 and 030
 at 120×40; and ``docs/screen-fleet.svg``: the fleet on a sweep of three runs (one
-crashed, one warned, one running) at 120×12.
+crashed, one warned, one running) at 120×12; and ``docs/screen-why.svg``: the why view
+(``h``) on a real run hung saving its step-8 checkpoint, an hour on, at 100×30.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support import dashboard_on  # noqa: E402
 from tests.ui.screens.test_compare import connected, sessions, settled  # noqa: E402
 from tests.ui.test_dashboard import wait_for  # noqa: E402
-from tests.ui.test_snapshots import NOW, crashed_run, screen_svg, sweep_fleet_svg  # noqa: E402
+from tests.ui.test_snapshots import NOW, crashed_run, screen_svg, sweep_fleet_svg, why_stuck_svg  # noqa: E402
 from tui.sources.local_file import LocalFile  # noqa: E402
 from tui.ui.compare_app import CompareApp  # noqa: E402
 
@@ -73,3 +74,7 @@ if __name__ == "__main__":
         svg = asyncio.run(sweep_fleet_svg(Path(folder), (120, 12)))
     (ROOT / "docs" / "screen-fleet.svg").write_text(svg, encoding="utf-8")
     print("wrote screen-fleet.svg")
+    with tempfile.TemporaryDirectory() as folder:
+        svg = asyncio.run(why_stuck_svg(Path(folder), (100, 30), ascii_only=False))
+    (ROOT / "docs" / "screen-why.svg").write_text(svg, encoding="utf-8")
+    print("wrote screen-why.svg")

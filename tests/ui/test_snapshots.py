@@ -214,13 +214,20 @@ async def test_why_stuck_snapshot(tmp_path, monkeypatch, size, variant):
         monkeypatch.setenv("NO_COLOR", "1")
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
-    log = tmp_path / "train.log"
+    svg = await why_stuck_svg(tmp_path, SIZES[size], variant == "ascii")
+    match_snapshot(f"why_stuck_{size}_{variant}", svg)
+
+
+async def why_stuck_svg(folder: Path, size: tuple[int, int], ascii_only: bool) -> str:
+    """The why view (``h``) on the run hung saving its step-8 checkpoint, an hour after its log
+    was last written, the clock pinned: its screen as SVG (docs/make_screenshots.py too)."""
+    log = folder / "train.log"
     shutil.copyfile(HANGS / "save_blocked_at_step8_still_hanging.log", log)
     os.utime(log, (WRITTEN_AT, WRITTEN_AT))
     app = dashboard_on(LocalFile(log, poll_seconds=0.05), label="cola/train.log", name="cola",
                        watch_accelerators=False)
     app.dashboard.header.clock = lambda: WRITTEN_AT + 3600
-    async with app.run_test(size=SIZES[size]) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: any(f.rule == "stalled" for f in app.findings), "the stall", timeout=20)
         await pilot.press("h")
         await wait_for(pilot, lambda: isinstance(app.screen, WhyStuckScreen), "the why view")
@@ -230,5 +237,4 @@ async def test_why_stuck_snapshot(tmp_path, monkeypatch, size, variant):
         screen.refresh_items()
         await wait_for(pilot, lambda: len(screen.items) == 6, "every item, the log's last line among them")
         await pilot.pause(0.5)
-        svg = screen_svg(app, variant == "ascii")
-    match_snapshot(f"why_stuck_{size}_{variant}", svg)
+        return screen_svg(app, ascii_only)
