@@ -40,6 +40,7 @@ class Webhook:
 
     def __init__(self, refusals: int = 0) -> None:
         self.received: queue.Queue[dict] = queue.Queue()
+        self.arrived: list[float] = []  # time.monotonic() of each message taken
         self.refused = 0
         hook = self
 
@@ -50,6 +51,7 @@ class Webhook:
                     hook.refused += 1
                     self.send_response(503)
                 else:
+                    hook.arrived.append(time.monotonic())
                     hook.received.put(json.loads(body))
                     self.send_response(200)
                 self.end_headers()
@@ -182,6 +184,54 @@ def test_a_crash_is_printed_and_sent_once_across_a_restart(tmp_path, webhook, wa
     again = start(watchers, tmp_path, str(log), "--notify", webhook.url)
     assert again.none_within(QUIET_S) and webhook.none_within(0.1)
     assert again.stop() == 0
+
+
+# The issue's bound: a crash told within this long of its last line reaching the log.
+CRASH_TOLD_S = 5.0
+
+
+def _appended(log: Path, data: bytes) -> float:
+    """Append ``data`` to ``log`` as a process writes it; when it was there."""
+    with log.open("ab") as out:
+        out.write(data)
+    return time.monotonic()
+
+
+def test_a_crash_cut_short_is_told_within_5_s_of_its_last_line(tmp_path, webhook, watchers):
+    """A process killed while it printed its traceback never writes the exception line: the
+    crash is told without it, not after a long wait for it."""
+    steps, crash = steps_then_crash()
+    log = run_log(tmp_path)
+    log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(log), "--notify", webhook.url)
+    assert watcher.none_within(3.0)
+    written = _appended(log, crash[:crash.index(b"[rank1]: RuntimeError")])
+    sent = webhook.next()
+    assert webhook.arrived[-1] - written <= CRASH_TOLD_S
+    assert sent["title"] == "rlwatch: runs/cola crashed" and sent["message"].startswith("runs/cola on local, step 4: ")
+    assert watcher.next()["rule"] == "crash"
+    assert watcher.stop() == 0
+
+
+def test_an_exception_line_printed_after_its_traceback_is_in_the_notice_within_5_s(tmp_path, webhook, watchers):
+    """The traceback's frames reach the log a second before its exception line (a slow
+    filesystem, a rank flushing late): the notice waits for that line, names it and the
+    failing rank, and still leaves within the bound of the last line."""
+    steps, crash = steps_then_crash()
+    log = run_log(tmp_path)
+    log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(log), "--notify", webhook.url)
+    assert watcher.none_within(3.0)
+    cut = crash.index(b"[rank1]: RuntimeError")
+    _appended(log, crash[:cut])
+    time.sleep(1.0)
+    written = _appended(log, crash[cut:])
+    sent = webhook.next()
+    assert webhook.arrived[-1] - written <= CRASH_TOLD_S
+    assert sent["message"] == f"runs/cola on local, step 4: crashed: {CRASH_EXCEPTION} (rank 1 on localhost)"
+    event = watcher.next()
+    assert (event["exception"], event["rank"]) == (CRASH_EXCEPTION, 1)
+    assert watcher.stop() == 0
 
 
 def test_a_stall_is_told_and_so_is_the_run_moving_again(tmp_path, webhook, watchers):

@@ -30,8 +30,10 @@ from tui.session.run_session import RunSession
 if TYPE_CHECKING:  # Apprise is imported once a URL is given (tui.cli.apprise_service says why)
     import apprise
 
-# Events this close together go as one message.
-BURST_S = 3.0
+# Events this close together go as one message: two runs of a fleet failing in the same
+# second are told in one. Short, as a crash is to be told within 5 s of its last line
+# (tui.session.events.BLOCK_WAIT_S is the rest of that).
+BURST_S = 1.5
 # Pauses before each new attempt at a message a channel refused; then it is given up.
 RETRY_S = (5.0, 30.0, 120.0, 600.0)
 

@@ -40,6 +40,9 @@ from tui.session.run_session import RunChanged
 JUDGE_EVERY_S = 5.0
 # A run that changed is judged this long after the change: a burst of lines is judged once.
 SETTLE_S = 0.2
+# A run whose crash waits for its exception line is judged again this long after the wait ends
+# (a wake-up a hair early would find it still waiting).
+_LATE_S = 0.01
 
 
 def _say(text: str) -> None:
@@ -107,12 +110,16 @@ class Watcher:
             self._wake.set()
 
     async def run(self) -> None:
-        """Judge until cancelled: the runs that changed soon after they do, all of them
-        every ``judge_every_s``."""
+        """Judge until cancelled: the runs that changed soon after they do, a run whose crash
+        waits for its exception line when the wait is over, all of them every ``judge_every_s``."""
         due = time.monotonic()
         while True:
+            pause = due - time.monotonic()
+            told_by = self._told_by()
+            if told_by is not None:
+                pause = min(pause, told_by - time.time() + _LATE_S)
             try:
-                await asyncio.wait_for(self._wake.wait(), max(0.0, due - time.monotonic()))
+                await asyncio.wait_for(self._wake.wait(), max(0.0, pause))
                 await asyncio.sleep(SETTLE_S)
             except asyncio.TimeoutError:
                 pass
@@ -120,7 +127,21 @@ class Watcher:
             every = time.monotonic() >= due
             if every:
                 due = time.monotonic() + self._judge_every_s
-            self.judge(None if every else set(self._changed))
+            self.judge(None if every else set(self._changed) | self._overdue())
+
+    def _told_by(self) -> float | None:
+        """The soonest time (``time.time()``) a crash waiting for its exception line is to be told
+        without it, if one is still to come."""
+        now = time.time()
+        times = [when for when in (announced.told_by() for announced in self._announced.values())
+                 if when is not None and when > now]
+        return min(times, default=None)
+
+    def _overdue(self) -> set[int]:
+        """The runs whose crash has waited its time for its exception line."""
+        now = time.time()
+        return {key for key, announced in self._announced.items()
+                if (when := announced.told_by()) is not None and when <= now}
 
     def judge(self, only: set[int] | None = None) -> None:
         """Judge the runs read to their end (``only`` those ids), tell what is new, keep it."""
