@@ -159,7 +159,7 @@ async def _measure(mode: str, words: list[str], folder: Path, idle_s: float) -> 
             notifier.add(events)
 
         with tempfile.TemporaryDirectory() as state:
-            watcher = Watcher(WatchState(Path(state)), tell)
+            watcher = Watcher(WatchState(Path(state)), tell, parse_pool=parse_pool)
             for run in runs:
                 watcher.add(run)
             judging = asyncio.get_running_loop().create_task(watcher.run())

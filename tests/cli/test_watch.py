@@ -312,7 +312,8 @@ def test_a_watcher_killed_outright_leaves_no_worker_behind(tmp_path, watchers):
     inherit its SIGTERM handler, which would swallow the signal their parent's death sends)."""
     log = run_log(tmp_path)
     log.write_bytes(b"".join(steps_then_crash()))
-    watcher = start(watchers, tmp_path, str(log))
+    # A second run whose log is not there yet: not every run is read, so the workers are kept.
+    watcher = start(watchers, tmp_path, str(log), str(run_log(tmp_path, "later.log")))
     assert watcher.next()["rule"] == "crash"
     workers = children_of(watcher.process.pid)
     assert workers, "the watcher has parse workers"
@@ -325,6 +326,28 @@ def test_a_watcher_killed_outright_leaves_no_worker_behind(tmp_path, watchers):
     for pid in left:  # not to leave them to the machine, should the test fail
         os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+def test_the_parse_workers_are_let_go_once_every_run_is_read_and_a_log_written_anew_is_read_still(
+        tmp_path, watchers):
+    """Left running for days, the watcher holds no parse worker it no longer needs; a log
+    written anew from its start afterwards (a run restarted in the same file) is read in a
+    thread instead, its crash told."""
+    steps, crash = steps_then_crash()
+    log = run_log(tmp_path)
+    log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(log))
+    deadline = time.monotonic() + EVENT_S
+    while children_of(watcher.process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert children_of(watcher.process.pid) == []
+    chatter = b"reward worker: sample scored, nothing to see\n" * 4000  # past what is scanned inline
+    anew = log.with_name("cola.log.new")
+    anew.write_bytes(chatter + steps + crash)
+    os.replace(anew, log)
+    event = watcher.next()
+    assert (event["rule"], event["exception"], event["rank"]) == ("crash", CRASH_EXCEPTION, 1)
+    assert watcher.stop() == 0
 
 
 def test_a_run_that_finishes_is_told_once_with_its_verdict(tmp_path, watchers):

@@ -55,8 +55,11 @@ class Watcher:
     def __init__(self, state: WatchState, tell: Callable[[list[RunEvent]], None], *,
                  warnings: bool = False, remind_s: float | None = None,
                  judge_every_s: float = JUDGE_EVERY_S, say: Callable[[str], None] = _say,
-                 expose: Callable[[list[Sample]], None] | None = None) -> None:
-        """``expose``: given every run's metrics after each judging (``--metrics-port``)."""
+                 expose: Callable[[list[Sample]], None] | None = None,
+                 parse_pool: ParsePool | None = None) -> None:
+        """``expose``: given every run's metrics after each judging (``--metrics-port``);
+        ``parse_pool``: the runs' parse workers, let go once every run has been read to its end
+        (a watcher runs for days on what it follows then, a few lines at a time)."""
         self.runs: list[FleetRun] = []
         self._state = state
         self._tell = tell
@@ -71,6 +74,7 @@ class Watcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._problems: dict[int, str | None] = {}
         self._expose = expose
+        self._parse_pool = parse_pool
 
     def add(self, run: FleetRun) -> None:
         """Watch ``run`` (its session opened, retried, followed in a task of its own)."""
@@ -99,6 +103,9 @@ class Watcher:
             self._keep(run)
         if change.caught_up:
             self._read.add(id(run))
+            if self._parse_pool is not None and self.read:
+                self._parse_pool.retire()
+                self._parse_pool = None
         if change.notice is not None and change.notice[1] != "notice":
             self._say(f"{run.name} on {run.host}: {change.notice[0]}")
         problem = run.problem
@@ -257,7 +264,8 @@ async def _headless(words: list[str], options: RunOptions, as_json: bool, warnin
     pool = ConnectionPool(options.accept_new_host_key)
     parse_pool = ParsePool()
     parse_pool.start()
-    watcher = Watcher(WatchState(), tell, warnings=warnings, remind_s=remind_s, expose=expose)
+    watcher = Watcher(WatchState(), tell, warnings=warnings, remind_s=remind_s, expose=expose,
+                      parse_pool=parse_pool)
     try:
         for run in fleet_runs(listed_runs(words), pool, options, parse_pool):
             watcher.add(run)
