@@ -40,6 +40,7 @@ class Webhook:
 
     def __init__(self, refusals: int = 0) -> None:
         self.received: queue.Queue[dict] = queue.Queue()
+        self.arrived: list[float] = []  # time.monotonic() of each message taken
         self.refused = 0
         hook = self
 
@@ -50,6 +51,7 @@ class Webhook:
                     hook.refused += 1
                     self.send_response(503)
                 else:
+                    hook.arrived.append(time.monotonic())
                     hook.received.put(json.loads(body))
                     self.send_response(200)
                 self.end_headers()
@@ -184,6 +186,54 @@ def test_a_crash_is_printed_and_sent_once_across_a_restart(tmp_path, webhook, wa
     assert again.stop() == 0
 
 
+# The issue's bound: a crash told within this long of its last line reaching the log.
+CRASH_TOLD_S = 5.0
+
+
+def _appended(log: Path, data: bytes) -> float:
+    """Append ``data`` to ``log`` as a process writes it; when it was there."""
+    with log.open("ab") as out:
+        out.write(data)
+    return time.monotonic()
+
+
+def test_a_crash_cut_short_is_told_within_5_s_of_its_last_line(tmp_path, webhook, watchers):
+    """A process killed while it printed its traceback never writes the exception line: the
+    crash is told without it, not after a long wait for it."""
+    steps, crash = steps_then_crash()
+    log = run_log(tmp_path)
+    log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(log), "--notify", webhook.url)
+    assert watcher.none_within(3.0)
+    written = _appended(log, crash[:crash.index(b"[rank1]: RuntimeError")])
+    sent = webhook.next()
+    assert webhook.arrived[-1] - written <= CRASH_TOLD_S
+    assert sent["title"] == "rlwatch: runs/cola crashed" and sent["message"].startswith("runs/cola on local, step 4: ")
+    assert watcher.next()["rule"] == "crash"
+    assert watcher.stop() == 0
+
+
+def test_an_exception_line_printed_after_its_traceback_is_in_the_notice_within_5_s(tmp_path, webhook, watchers):
+    """The traceback's frames reach the log a second before its exception line (a slow
+    filesystem, a rank flushing late): the notice waits for that line, names it and the
+    failing rank, and still leaves within the bound of the last line."""
+    steps, crash = steps_then_crash()
+    log = run_log(tmp_path)
+    log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(log), "--notify", webhook.url)
+    assert watcher.none_within(3.0)
+    cut = crash.index(b"[rank1]: RuntimeError")
+    _appended(log, crash[:cut])
+    time.sleep(1.0)
+    written = _appended(log, crash[cut:])
+    sent = webhook.next()
+    assert webhook.arrived[-1] - written <= CRASH_TOLD_S
+    assert sent["message"] == f"runs/cola on local, step 4: crashed: {CRASH_EXCEPTION} (rank 1 on localhost)"
+    event = watcher.next()
+    assert (event["exception"], event["rank"]) == (CRASH_EXCEPTION, 1)
+    assert watcher.stop() == 0
+
+
 def test_a_stall_is_told_and_so_is_the_run_moving_again(tmp_path, webhook, watchers):
     steps, _ = steps_then_crash()
     lines = steps.splitlines(keepends=True)
@@ -262,7 +312,8 @@ def test_a_watcher_killed_outright_leaves_no_worker_behind(tmp_path, watchers):
     inherit its SIGTERM handler, which would swallow the signal their parent's death sends)."""
     log = run_log(tmp_path)
     log.write_bytes(b"".join(steps_then_crash()))
-    watcher = start(watchers, tmp_path, str(log))
+    # A second run whose log is not there yet: not every run is read, so the workers are kept.
+    watcher = start(watchers, tmp_path, str(log), str(run_log(tmp_path, "later.log")))
     assert watcher.next()["rule"] == "crash"
     workers = children_of(watcher.process.pid)
     assert workers, "the watcher has parse workers"
@@ -275,6 +326,28 @@ def test_a_watcher_killed_outright_leaves_no_worker_behind(tmp_path, watchers):
     for pid in left:  # not to leave them to the machine, should the test fail
         os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+def test_the_parse_workers_are_let_go_once_every_run_is_read_and_a_log_written_anew_is_read_still(
+        tmp_path, watchers):
+    """Left running for days, the watcher holds no parse worker it no longer needs; a log
+    written anew from its start afterwards (a run restarted in the same file) is read in a
+    thread instead, its crash told."""
+    steps, crash = steps_then_crash()
+    log = run_log(tmp_path)
+    log.write_bytes(steps)
+    watcher = start(watchers, tmp_path, str(log))
+    deadline = time.monotonic() + EVENT_S
+    while children_of(watcher.process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert children_of(watcher.process.pid) == []
+    chatter = b"reward worker: sample scored, nothing to see\n" * 4000  # past what is scanned inline
+    anew = log.with_name("cola.log.new")
+    anew.write_bytes(chatter + steps + crash)
+    os.replace(anew, log)
+    event = watcher.next()
+    assert (event["rule"], event["exception"], event["rank"]) == ("crash", CRASH_EXCEPTION, 1)
+    assert watcher.stop() == 0
 
 
 def test_a_run_that_finishes_is_told_once_with_its_verdict(tmp_path, watchers):

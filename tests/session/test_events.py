@@ -189,4 +189,10 @@ def test_a_crash_whose_block_is_not_read_yet_waits_for_its_exception_line(tmp_pa
     late = Announced()
     findings = RuleEngine(load_rules()).evaluate(unread, 1.0)
     assert run_events("cola", "gpu-1", unread, findings, late, 1.0 + BLOCK_WAIT_S - 0.1) == []
+    assert late.told_by() == 1.0 + 2 * BLOCK_WAIT_S - 0.1  # when a watcher judges the run again
     assert [e.rule for e in run_events("cola", "gpu-1", unread, findings, late, 1.0 + 2 * BLOCK_WAIT_S)] == ["crash"]
+    assert late.told_by() is None
+    # A block read as harmless leaves no crash: nothing is left waiting for it (nor woken for).
+    harmless = Announced()
+    assert run_events("cola", "gpu-1", unread, findings, harmless, 1.0) == [] and harmless.told_by() is not None
+    assert run_events("cola", "gpu-1", unread, [], harmless, 1.5) == [] and harmless.told_by() is None

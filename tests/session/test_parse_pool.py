@@ -138,3 +138,19 @@ async def test_closing_the_pool_ends_its_workers(start_method):
     assert len(alive(workers)) == 2
     pool.close()
     await until(lambda: not alive(workers))
+
+
+async def test_a_retired_pool_ends_its_workers_and_scans_what_comes_after_in_a_thread(pool):
+    batches: list[Batch] = thirds(picked_lines(real_log()))
+    model, scanner = RunModel(), LogScanner()
+    scanner, records = await pool.scan(scanner, batches[0])
+    model.apply(records, 1.0)
+    workers = descendants(os.getpid()) & set(pool._executor._processes)
+    assert alive(workers)
+    pool.retire()
+    await until(lambda: not alive(workers))
+    for batch in batches[1:]:
+        scanner, records = await pool.scan(scanner, batch)
+        model.apply(records, 1.0)
+    model.apply(scanner.finish(), 1.0)
+    assert model_state(model) == folded(batches, scan_batch)

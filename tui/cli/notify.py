@@ -20,16 +20,20 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-import apprise
+from typing import TYPE_CHECKING
 
 from tui.durations import word_duration
 from tui.parsers.text import safe_text
 from tui.session.events import RunEvent, critical_events
 from tui.session.run_session import RunSession
 
-# Events this close together go as one message.
-BURST_S = 3.0
+if TYPE_CHECKING:  # Apprise is imported once a URL is given (tui.cli.apprise_service says why)
+    import apprise
+
+# Events this close together go as one message: two runs of a fleet failing in the same
+# second are told in one. Short, as a crash is to be told within 5 s of its last line
+# (tui.session.events.BLOCK_WAIT_S is the rest of that).
+BURST_S = 1.5
 # Pauses before each new attempt at a message a channel refused; then it is given up.
 RETRY_S = (5.0, 30.0, 120.0, 600.0)
 
@@ -48,14 +52,27 @@ class Channel:
 
 
 def channels(urls: Sequence[str]) -> list[Channel]:
-    """One Channel per URL; NotifyUrlError naming the first URL Apprise cannot use."""
+    """One Channel per URL (a value holding several, split as Apprise splits it, is several);
+    NotifyUrlError naming the first URL Apprise cannot use. Apprise is not imported when
+    there is none, and only the plugins of the URLs given are loaded."""
+    if not urls:
+        return []
+    import apprise
+
+    from tui.cli.apprise_service import UnusableUrl, service
+    from tui.cli.apprise_service import urls as split
+
     made = []
-    for url in urls:
-        one = apprise.Apprise()
-        if not one.add(url):
-            scheme = url.split("://", 1)[0] if "://" in url else url[:20]
-            raise NotifyUrlError(f"--notify: not an Apprise URL rlwatch can send to: {safe_text(scheme)}://…")
-        made.append(Channel(one, safe_text(one[0].url(privacy=True))))
+    for given in urls:
+        for url in split(given) or [given]:
+            try:
+                made_service = service(url)
+            except UnusableUrl as why:
+                scheme = url.split("://", 1)[0] if "://" in url else url[:20]
+                raise NotifyUrlError(f"--notify: {why}: {safe_text(scheme)}://…") from None
+            one = apprise.Apprise()
+            one.add(made_service)
+            made.append(Channel(one, safe_text(made_service.url(privacy=True))))
     return made
 
 
@@ -133,6 +150,8 @@ class Notifier:
     @staticmethod
     async def _try(channel: Channel, title: str, body: str) -> str | None:
         """One attempt; why it failed, or None."""
+        import apprise
+
         try:
             result = await channel.apprise.async_notify(body=body, title=title,
                                                          body_format=apprise.NotifyFormat.TEXT)

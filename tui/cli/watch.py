@@ -40,6 +40,9 @@ from tui.session.run_session import RunChanged
 JUDGE_EVERY_S = 5.0
 # A run that changed is judged this long after the change: a burst of lines is judged once.
 SETTLE_S = 0.2
+# A run whose crash waits for its exception line is judged again this long after the wait ends
+# (a wake-up a hair early would find it still waiting).
+_LATE_S = 0.01
 
 
 def _say(text: str) -> None:
@@ -52,8 +55,11 @@ class Watcher:
     def __init__(self, state: WatchState, tell: Callable[[list[RunEvent]], None], *,
                  warnings: bool = False, remind_s: float | None = None,
                  judge_every_s: float = JUDGE_EVERY_S, say: Callable[[str], None] = _say,
-                 expose: Callable[[list[Sample]], None] | None = None) -> None:
-        """``expose``: given every run's metrics after each judging (``--metrics-port``)."""
+                 expose: Callable[[list[Sample]], None] | None = None,
+                 parse_pool: ParsePool | None = None) -> None:
+        """``expose``: given every run's metrics after each judging (``--metrics-port``);
+        ``parse_pool``: the runs' parse workers, let go once every run has been read to its end
+        (a watcher runs for days on what it follows then, a few lines at a time)."""
         self.runs: list[FleetRun] = []
         self._state = state
         self._tell = tell
@@ -68,6 +74,7 @@ class Watcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._problems: dict[int, str | None] = {}
         self._expose = expose
+        self._parse_pool = parse_pool
 
     def add(self, run: FleetRun) -> None:
         """Watch ``run`` (its session opened, retried, followed in a task of its own)."""
@@ -96,6 +103,9 @@ class Watcher:
             self._keep(run)
         if change.caught_up:
             self._read.add(id(run))
+            if self._parse_pool is not None and self.read:
+                self._parse_pool.retire()
+                self._parse_pool = None
         if change.notice is not None and change.notice[1] != "notice":
             self._say(f"{run.name} on {run.host}: {change.notice[0]}")
         problem = run.problem
@@ -107,12 +117,16 @@ class Watcher:
             self._wake.set()
 
     async def run(self) -> None:
-        """Judge until cancelled: the runs that changed soon after they do, all of them
-        every ``judge_every_s``."""
+        """Judge until cancelled: the runs that changed soon after they do, a run whose crash
+        waits for its exception line when the wait is over, all of them every ``judge_every_s``."""
         due = time.monotonic()
         while True:
+            pause = due - time.monotonic()
+            told_by = self._told_by()
+            if told_by is not None:
+                pause = min(pause, told_by - time.time() + _LATE_S)
             try:
-                await asyncio.wait_for(self._wake.wait(), max(0.0, due - time.monotonic()))
+                await asyncio.wait_for(self._wake.wait(), max(0.0, pause))
                 await asyncio.sleep(SETTLE_S)
             except asyncio.TimeoutError:
                 pass
@@ -120,7 +134,21 @@ class Watcher:
             every = time.monotonic() >= due
             if every:
                 due = time.monotonic() + self._judge_every_s
-            self.judge(None if every else set(self._changed))
+            self.judge(None if every else set(self._changed) | self._overdue())
+
+    def _told_by(self) -> float | None:
+        """The soonest time (``time.time()``) a crash waiting for its exception line is to be told
+        without it, if one is still to come."""
+        now = time.time()
+        times = [when for when in (announced.told_by() for announced in self._announced.values())
+                 if when is not None and when > now]
+        return min(times, default=None)
+
+    def _overdue(self) -> set[int]:
+        """The runs whose crash has waited its time for its exception line."""
+        now = time.time()
+        return {key for key, announced in self._announced.items()
+                if (when := announced.told_by()) is not None and when <= now}
 
     def judge(self, only: set[int] | None = None) -> None:
         """Judge the runs read to their end (``only`` those ids), tell what is new, keep it."""
@@ -236,7 +264,8 @@ async def _headless(words: list[str], options: RunOptions, as_json: bool, warnin
     pool = ConnectionPool(options.accept_new_host_key)
     parse_pool = ParsePool()
     parse_pool.start()
-    watcher = Watcher(WatchState(), tell, warnings=warnings, remind_s=remind_s, expose=expose)
+    watcher = Watcher(WatchState(), tell, warnings=warnings, remind_s=remind_s, expose=expose,
+                      parse_pool=parse_pool)
     try:
         for run in fleet_runs(listed_runs(words), pool, options, parse_pool):
             watcher.add(run)

@@ -31,9 +31,11 @@ from tui.session.alerts import identity
 EventKind = Literal["critical", "warning", "moving", "finished", "reminder"]
 
 # A crash is known by its first line before its block is read (over SSH, the block is fetched
-# by range after the line that marks it): it is told once its exception line is read, or after
-# this long in any case (a block cut short, its process killed mid-print, is never finished).
-BLOCK_WAIT_S = 10.0
+# by range once the log has been quiet for a moment): it is told as soon as its exception line
+# is read, or after this long in any case (a block cut short, its process killed mid-print, is
+# never finished). Part of the 5 s a crash may take to be told: the watcher judges a waiting run
+# again at this deadline (``Announced.told_by``), and the notifier gathers for BURST_S after.
+BLOCK_WAIT_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,11 @@ class Announced:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
+    def told_by(self) -> float | None:
+        """When the crash waiting longest for its exception line is told without it (None: none
+        waits): a watcher judges the run again then, not at its next round."""
+        return min(self.waiting.values()) + BLOCK_WAIT_S if self.waiting else None
+
     @classmethod
     def from_json(cls, data: object) -> Announced:
         """The record read back; anything unexpected (an older or damaged file) is forgotten."""
@@ -115,8 +122,10 @@ def run_events(run: str, host: str, model: RunModel, findings: list[Finding], an
     told = set(announced.findings)
     unread = {failure.offset for failure in model.unread_failures()}
     events = []
-    for finding in findings:
-        key = finding_key(finding)
+    keys = [finding_key(finding) for finding in findings]
+    # A block read as harmless (``Exception ignored in``) leaves no crash: nothing waits for it.
+    announced.waiting = {key: since for key, since in announced.waiting.items() if key in keys}
+    for finding, key in zip(findings, keys):
         wanted = finding.severity == Severity.CRITICAL or warnings
         if key in told or not wanted:
             continue

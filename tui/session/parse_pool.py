@@ -110,7 +110,7 @@ class ParsePool:
         self._executor = ProcessPoolExecutor(self.workers, mp_context=context,
                                              initializer=_worker_start)
         self._starting: threading.Thread | None = None
-        self._broken = False
+        self._in_threads = False  # the workers lost or retired: batches are scanned in a thread
 
     def start(self) -> None:
         """Start the workers now, while the app starts and the runs connect: forked here, at
@@ -133,12 +133,25 @@ class ParsePool:
         """``scan_batch`` in a worker. A pool that lost a worker (killed by the
         out-of-memory killer, say) can take no more work: the batch is scanned in a thread
         here instead, from the scanner as it was, and so are the ones after it."""
-        if not self._broken:
+        if not self._in_threads:
             try:
                 return await asyncio.wrap_future(self._executor.submit(scan_batch, scanner, batch))
             except BrokenProcessPool:
-                self._broken = True
+                self._in_threads = True
         return await asyncio.to_thread(scan_batch, scanner, batch)
+
+    def retire(self) -> None:
+        """Let the workers go, and the memory they hold with them (the headless watcher, once
+        every run has been read to its end: what it follows then comes a few lines at a time,
+        scanned where it arrives). A big batch that still comes (a log replaced, read again
+        from its start) is scanned in a thread, as after a lost worker. The batches already
+        given to the workers are finished."""
+        if self._in_threads:
+            return
+        self._in_threads = True
+        if self._starting is not None:
+            self._starting.join()
+        self._executor.shutdown(wait=False)
 
     def close(self) -> None:
         """Stop the workers and the fork server and wait for them (they are idle or
