@@ -42,6 +42,8 @@ from tui.sources.ssh.target import RemoteTarget  # noqa: E402
 
 
 TRIES = 9
+# This checkout: ``python -m tui`` here runs its code.
+HERE = Path(__file__).resolve().parents[1]
 
 
 # The box of the run being measured, and the cgroup its sshd runs in (where one can be made).
@@ -113,21 +115,42 @@ def ssh_grep(home: ClientHome, alias: str, log: Path) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def check_process(alias: str, log: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of ``rlwatch check ALIAS:LOG --json`` as a whole process (start-up included)."""
+def check_process(alias: str, log: Path, tree: Path = HERE) -> tuple[float, float]:
+    """Wall and CPU seconds of ``rlwatch check ALIAS:LOG --json`` as a whole process (start-up
+    included), of the code in ``tree`` (``python -m tui`` there)."""
     elapsed, cpu, out = whole_process([sys.executable, "-m", "tui", "check", f"{alias}:{log}", "--json"],
-                                      cwd=Path(__file__).resolve().parents[1])
+                                      cwd=tree)
     assert b'"steps": 1120' in out, out[-600:]
     return elapsed, cpu
 
 
-def sessions_of_a_check(server: Sshd, log: Path) -> int:
+def sessions_of_a_check(server: Sshd, log: Path, tree: Path = HERE) -> int:
     """The sessions (channels) the box starts for one ``check``: each is an sshd session and a
     login shell there, whose start-up files (conda, pyenv) a real box may take a second over."""
     before = len(server.sessions_started())
-    check_process("box", log)
+    check_process("box", log, tree)
     time.sleep(0.5)  # sshd writes its log as it goes
     return len(server.sessions_started()) - before
+
+
+def against_rows(server: Sshd, log: Path, tree: Path, tries: int, workload: str) -> list[Row]:
+    """This code's check against the code in ``tree`` (another checkout, ``git worktree add``
+    or ``git archive``), in alternating pairs, with its sessions: on a shared machine a burst
+    of load hits both alike, and their ratio says what a change bought where the ratio to
+    grep moves with the load."""
+    pairs = []
+    for index in range(tries):
+        sides = [HERE, tree] if index % 2 == 0 else [tree, HERE]
+        times = {side: check_process("box", log, side) for side in sides}
+        pairs.append((times[HERE], times[tree]))
+    wall = [ours[0] / theirs[0] for ours, theirs in pairs]
+    cpu = [ours[1] / theirs[1] for ours, theirs in pairs]
+    return [Row(f"remote `check`, {workload} log: this code against {tree} ({tries} alternating pairs)",
+                f"{statistics.median(wall):.2f}× wall ({min(wall):.2f}–{max(wall):.2f}), "
+                f"{statistics.median(cpu):.2f}× CPU ({min(cpu):.2f}–{max(cpu):.2f}); sessions "
+                f"{sessions_of_a_check(server, log)} against {sessions_of_a_check(server, log, tree)}",
+                f"that code's check {statistics.median(theirs[0] for _, theirs in pairs):.2f} s",
+                "(informative)", True)]
 
 
 def paired(first, second, tries: int) -> tuple[float, float, list[float], float, float, list[float]]:
@@ -205,7 +228,8 @@ def build_workload(log: Path, size_mb: int, workload: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
-async def measure(size_mb: int, workload: str = "make", built: Path | None = None) -> list[Row]:
+async def measure(size_mb: int, workload: str = "make", built: Path | None = None,
+                  tries: int = TRIES, against: Path | None = None) -> list[Row]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         log = root / "grpo.log"
@@ -224,7 +248,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
             # Best of TRIES each, taken in turn, so a burst of load on this machine
             # hits both sides alike.
             base, ours, slow_base, slow, cpu_ratios = [], [], [], [], []
-            for _ in range(TRIES):
+            for _ in range(tries):
                 base.append(await asyncio.to_thread(ssh_grep, home, "box", log))
                 loaded = await load("box", log)
                 ours.append(loaded[0])
@@ -236,8 +260,10 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
             load_cpu_ratios = [ratio for _, ratio in cpu_ratios]
             base, ours, slow_base, slow = min(wall for wall, _ in base), min(ours), min(slow_base), min(slow)
             check, check_base, ratios, check_cpu, check_base_cpu, check_cpu_ratios = await asyncio.to_thread(
-                paired, lambda: check_process("box", log), lambda: ssh_grep(home, "box", log), TRIES)
+                paired, lambda: check_process("box", log), lambda: ssh_grep(home, "box", log), tries)
             sessions = await asyncio.to_thread(sessions_of_a_check, server, log)
+            compared = (await asyncio.to_thread(against_rows, server, log, against, tries, workload)
+                        if against is not None else [])
             proxy.bytes_to_client = 0
             _, received, _ = await load("slowbox", log, proxy)
             p95, idle = await follow_figures("box", log)
@@ -271,6 +297,7 @@ async def measure(size_mb: int, workload: str = "make", built: Path | None = Non
             f"{p95 * 1000:.0f} ms", "", "≤ 300 ms", p95 <= 0.300),
         Row("remote: client CPU following an idle run", f"{idle * 100:.2f}% of a core", "", "≤ 2%",
             idle <= 0.02),
+        *compared,
     ]
 
 
@@ -280,8 +307,13 @@ def main() -> None:
     parser.add_argument("--workload", choices=("make", "chatter"), default="make",
                         help="bench/make_log.py's log, or bench/chatter_log.py's (seed 001)")
     parser.add_argument("--log", type=Path, help="that workload's log, built before (copied: the bench appends)")
+    parser.add_argument("--tries", type=int, default=TRIES,
+                        help="rounds of each figure, each paired with its baseline (fewer on a shared machine)")
+    parser.add_argument("--against", type=Path, help="another checkout whose check is timed against "
+                        "this one's in alternating pairs (the code before a change)")
     args = parser.parse_args()
-    rows = asyncio.run(measure(args.size_mb, args.workload, args.log))
+    rows = asyncio.run(measure(args.size_mb, args.workload, args.log, args.tries,
+                               args.against.resolve() if args.against else None))
     print_table(rows, "loopback sshd on this machine")
 
 

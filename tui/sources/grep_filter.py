@@ -20,6 +20,11 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 
 # A piece's grep output is read in chunks of this size.
 _READ_BYTES = 1 << 20
+# How many batches (each from one chunk) a piece's queue holds before its reader waits: a later
+# piece is read only once those before it are, so a million-step log's later pieces would
+# otherwise be held whole in memory meanwhile. A reader that waits stops reading its grep's
+# pipe, and grep stops there: the piece's lines stay in the file until they are wanted.
+QUEUED_BATCHES = 8
 # Asks dd whether it can skip and count bytes (GNU coreutils, recent BusyBox):
 # without that, a log is grepped in one piece.
 DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes,count_bytes 2>/dev/null"
@@ -278,7 +283,7 @@ async def drain(stdout: asyncio.StreamReader, base: int, resume_at: int, queue: 
     output = GrepOutput(base=base)
     while chunk := await stdout.read(_READ_BYTES):
         if batch := [(o, line) for o, line in output.feed(chunk) if o < resume_at]:
-            queue.put_nowait(batch)
+            await queue.put(batch)
 
 
 async def piece(queue: PieceQueue, work: Awaitable[None]) -> None:
@@ -290,10 +295,15 @@ async def piece(queue: PieceQueue, work: Awaitable[None]) -> None:
     """
     try:
         await work
-    except BaseException as error:
-        queue.put_nowait(_Failed(error))
+    except asyncio.CancelledError as error:
+        # Cancelled when its reader is gone: a full queue is read by no one.
+        if not queue.full():
+            queue.put_nowait(_Failed(error))
         raise
-    queue.put_nowait(None)
+    except BaseException as error:
+        await queue.put(_Failed(error))
+        raise
+    await queue.put(None)
 
 
 async def in_order(queues: Sequence[PieceQueue]) -> AsyncIterator[list[tuple[int, bytes]]]:
@@ -318,3 +328,8 @@ class _Failed:
 
 # What a piece's reader queues: batches of ``(offset, line)``, then None at its end, or its error.
 PieceQueue = asyncio.Queue["list[tuple[int, bytes]] | _Failed | None"]
+
+
+def piece_queue() -> PieceQueue:
+    """A queue for one piece's batches, bounded (``QUEUED_BATCHES``)."""
+    return asyncio.Queue(maxsize=QUEUED_BATCHES)

@@ -28,6 +28,7 @@ from tui.sources.grep_filter import (
     grep_command,
     grep_piece,
     in_order,
+    piece_queue,
     piece,
     piece_starts,
 )
@@ -206,7 +207,7 @@ class LocalFile:
         processes = [await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env={**os.environ, "LC_ALL": "C"}) for argv in commands]
-        queues: list[PieceQueue] = [asyncio.Queue() for _ in processes]
+        queues: list[PieceQueue] = [piece_queue() for _ in processes]
         readers = [asyncio.create_task(piece(queue, self._read_piece(process, start, resume_at, queue)))
                    for process, start, queue in zip(processes, starts, queues)]
         batch: list[tuple[int, bytes]] = []
@@ -221,10 +222,13 @@ class LocalFile:
         finally:
             for reader in readers:
                 reader.cancel()
+            await asyncio.gather(*readers, return_exceptions=True)
             for process in processes:
                 if process.returncode is None:
                     process.kill()
-                await process.wait()
+                # What is left in the pipe is read to its end: a piece held back (its queue
+                # full) stopped reading it, and Python's wait() waits for the pipe too.
+                await process.communicate()
         yield Lines(batch, resume_at, mtime)
 
     async def _read_piece(self, process: asyncio.subprocess.Process, start: int, resume_at: int,

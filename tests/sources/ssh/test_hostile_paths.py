@@ -115,7 +115,8 @@ BUILDERS: dict[str, Callable[[str], str]] = {
     "remote_commands.discover": lambda path: remote_commands.discover(path),
     "remote_commands.discover+backfill": lambda path: remote_commands.discover(path, NEEDLES, 1024,
                                                                                ["echo asked"]),
-    "remote_commands.backfill": lambda path: remote_commands.backfill(path, NEEDLES, 1024, 0, ["true"]),
+    "remote_commands.backfill": lambda path: remote_commands.backfill(
+        path, NEEDLES, 1024, 0, [remote_commands.head_as_stamped('"$f"', 64)]),
     "remote_commands.backfill resumed": lambda path: remote_commands.backfill(path, NEEDLES, 1024, 10,
                                                                               head_bytes=64),
     "remote_commands.read_range": lambda path: remote_commands.read_range(path, 0, 100),
@@ -134,9 +135,10 @@ BUILDERS: dict[str, Callable[[str], str]] = {
     # A job id is digits by the time it gets here (tui.sources.slurm.target); hostile all the same.
     "slurm.commands.job_query": lambda path: slurm_commands.job_query(path),
 }
-# Functions of remote_commands that build no command of their own: the guard itself, and a
-# builder of a part that takes an already quoted shell word (its callers' ``"$f"``).
-NOT_BUILDERS = {"operand", "hint_lines_of"}
+# Functions of remote_commands that build no command of their own: the guard itself, and
+# builders of a part that take an already quoted shell word (the backfill's ``"$f"``, asked
+# beside it as above).
+NOT_BUILDERS = {"operand", "hint_lines_of", "head_as_stamped"}
 
 
 def test_every_builder_of_remote_commands_is_walked():

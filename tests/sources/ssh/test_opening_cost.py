@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,8 +20,14 @@ from tests.sources.accelerators.replay import install
 from tests.sshd import Sshd, processes_mentioning
 from tests.support import following, rlwatch_as, until
 from tui.parsers.log_scanner import NEEDLES
+from tui.parsers.run_config import CONFIG_HEAD_BYTES
+from tui.session.run_session import RunSession
 from tui.sources.ssh.remote_log import RemoteLog
 from tui.sources.ssh.target import RemoteTarget
+
+# A real run stuck saving step 8's checkpoint (trainer.save_freq=4), its log never ended.
+SAVE_HANG = (Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "generated" / "hangs"
+             / "save_blocked_at_step8_still_hanging.log")
 
 
 @pytest.fixture
@@ -77,6 +85,81 @@ async def test_a_remote_check_costs_the_box_one_session_and_leaves_nothing(clien
     assert len(await sessions(box, 1)) == 1
     # The channel's script ends in a follower that a check never reads: it ends with it.
     await until(lambda: not processes_mentioning(str(run)), timeout=5, what="the box's processes ending")
+
+
+def stalled_run(tmp_path: Path) -> Path:
+    """SAVE_HANG last written an hour ago: a run that has not finished, and stalled. Its
+    config's project and experiment names are left out: they send a session looking for the
+    run's logger files (a listing of their own), which is not what is counted here."""
+    log = tmp_path / "run.log"
+    log.write_bytes(b"".join(line for line in SAVE_HANG.read_bytes().splitlines(keepends=True)
+                             if b"'project_name'" not in line and b"'experiment_name'" not in line))
+    hour_ago = time.time() - 3600
+    os.utime(log, (hour_ago, hour_ago))
+    return log
+
+
+async def test_a_remote_check_of_a_run_not_finished_reads_its_config_in_the_same_session(
+        client_home, counted, tmp_path):
+    """A run that may stall has its printed config read (the stall then says what the step
+    was due to do): its head comes with the opening, not in a login of its own."""
+    alias, box = counted()
+    done = await asyncio.to_thread(rlwatch_as, client_home, "check", f"{alias}:{stalled_run(tmp_path)}")
+    assert "saving a checkpoint" in done.stdout, done.stderr
+    assert "step 8 saves a checkpoint (trainer.save_freq=4)" in done.stdout
+    assert len(await sessions(box, 1)) == 1
+
+
+async def test_a_followed_run_not_finished_gets_its_config_in_the_opening_channel(client_home, counted,
+                                                                                tmp_path):
+    alias, box = counted()
+    session = RunSession(RemoteLog(RemoteTarget(alias, str(stalled_run(tmp_path))), NEEDLES),
+                         watch_accelerators=False)
+    await session.connect()
+    task = asyncio.create_task(session.follow())
+    try:
+        await until(lambda: session.model.config is not None, timeout=20, what="the config")
+        assert session.model.config.values["trainer.save_freq"] == "4"
+        assert len(await sessions(box, 1)) == 1
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await session.close()
+
+
+async def test_the_opening_head_answers_its_range_once(client_home, counted, tmp_path):
+    """The head the opening brought stands for that range then: the same range read again
+    (the log may have grown), or any other, is read on the box."""
+    alias, box = counted()
+    log = stalled_run(tmp_path)
+    source = RemoteLog(RemoteTarget(alias, str(log)), NEEDLES)
+    await source.connect()
+    try:
+        assert await source.read_range(0, CONFIG_HEAD_BYTES) == log.read_bytes()[:CONFIG_HEAD_BYTES]
+        assert len(await sessions(box, 1)) == 1
+        assert await source.read_range(0, 100) == log.read_bytes()[:100]
+        assert len(await sessions(box, 2)) == 2
+        with open(log, "ab") as grown:
+            grown.write(b"step:9 - actor/pg_loss:0.5\n")
+        assert await source.read_range(0, CONFIG_HEAD_BYTES) == log.read_bytes()[:CONFIG_HEAD_BYTES]
+        assert len(await sessions(box, 3)) == 3
+    finally:
+        await source.close()
+
+
+async def test_a_head_with_nul_bytes_is_read_whole(client_home, counted, tmp_path):
+    """A shell drops NUL bytes from what it answers: a head holding one (a hole a crash
+    left) is read again by range rather than taken shorter, its offsets shifted."""
+    alias, box = counted()
+    log = tmp_path / "run.log"
+    log.write_bytes(b"\0" * 10 + b"\n" + SAVE_HANG.read_bytes())
+    source = RemoteLog(RemoteTarget(alias, str(log)), NEEDLES)
+    await source.connect()
+    try:
+        assert await source.read_range(0, CONFIG_HEAD_BYTES) == log.read_bytes()[:CONFIG_HEAD_BYTES]
+        assert len(await sessions(box, 2)) == 2
+    finally:
+        await source.close()
 
 
 async def test_a_box_with_a_gpu_is_read_with_only_the_tools_own_channels(client_home, counted,

@@ -63,3 +63,33 @@ def test_dash_J_goes_through_the_jump_host(ssh_world, tmp_path):
     finally:
         jump.stop()
         box.stop()
+
+
+def test_dash_i_adds_to_the_configs_identity_file(ssh_world, tmp_path):
+    """As ``ssh -i``: the key given is tried first, then the ones ssh_config names for the
+    host; it does not replace them (a lab key named only in ssh_config keeps working)."""
+    lab_key, other_key = tmp_path / "keys" / "lab_key", tmp_path / "keys" / "other_key"
+    lab_key.parent.mkdir()
+    box = Sshd(tmp_path / "box", [keygen(lab_key)]).start()  # only the config's key is authorized
+    other_public = keygen(other_key)
+    try:
+        home = _bare_home(tmp_path / "home", box)
+        home.config.write_text(f"Host lab\n  HostName 127.0.0.1\n  Port {box.port}\n"
+                               f"  IdentityFile {lab_key}\n")
+        target = f"lab:{verl_log('036')}"
+        assert rlwatch_as(home, "check", target).returncode == 2
+        done = rlwatch_as(home, "check", "-i", str(other_key), target)
+        assert done.returncode == 2, done.stderr
+        # the key given is offered too: a box that authorizes only it is reached
+        only_other = Sshd(tmp_path / "box2", [other_public]).start()
+        try:
+            home.config.write_text(home.config.read_text() + f"Host lab2\n  HostName 127.0.0.1\n"
+                                   f"  Port {only_other.port}\n  IdentityFile {lab_key}\n")
+            home.trust(only_other.known_hosts_line())
+            assert "authentication failed" in rlwatch_as(home, "check", f"lab2:{verl_log('036')}").stderr
+            done = rlwatch_as(home, "check", "-i", str(other_key), f"lab2:{verl_log('036')}")
+            assert done.returncode == 2, done.stderr
+        finally:
+            only_other.stop()
+    finally:
+        box.stop()

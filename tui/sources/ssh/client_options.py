@@ -1,8 +1,8 @@
 """The OpenSSH options a user gave on rlwatch's command line: ``-F``, ``-i``, ``-J``.
 
 They mean what they mean to ``ssh``: ``-F FILE`` is the configuration file read
-instead of ``~/.ssh/config``; ``-i IDENTITY`` a private key to offer (besides the
-agent's); ``-J [user@]host[:port]`` the jump host (several, comma-separated, hop
+instead of ``~/.ssh/config``; ``-i IDENTITY`` a private key to offer first (besides the
+agent's and the config's ``IdentityFile``); ``-J [user@]host[:port]`` the jump host (several, comma-separated, hop
 after hop). Chosen once per command, for every connection it makes (a fleet's
 hosts, a cluster's login node, a Ray head), so they are held here rather than
 passed through every source; the nodes of a cluster are still reached through

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncssh
 
@@ -103,7 +103,7 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
                 known_hosts=_known_hosts_callback(known_hosts, seen), passphrase=passphrase,
                 compression_algs=["zlib@openssh.com", "zlib", "none"],
                 connect_timeout=CONNECT_TIMEOUT_S, keepalive_interval=30, keepalive_count_max=4,
-                tunnel=via or options.jump or (), client_keys=list(options.identities) or ())
+                tunnel=via or options.jump or (), client_keys=_client_keys(target, config))
         except asyncssh.HostKeyNotVerifiable:
             host, port, had_entry = seen.asked[-1] if seen.asked else (target.host, target.port, False)
             name = _known_hosts_name(host, port)
@@ -146,6 +146,23 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
             failed = Refused if isinstance(error, ConnectionRefusedError) else SourceError
             raise failed(f"{target.host}: cannot connect: {reason}") from None
     raise SourceError(f"{target.host}: cannot connect")
+
+
+def _client_keys(target: RemoteTarget, config: list[str]) -> list[str] | tuple[()]:
+    """The keys to offer (besides the agent's): as ``ssh -i`` has it, the ``-i`` keys first,
+    then the ``IdentityFile`` keys ssh_config gives the host (those that exist: ssh skips a
+    missing one too); without ``-i``, () lets asyncssh read the config's (or the default keys).
+    asyncssh's ``client_keys`` replaces the config's, so a lab key named only in ssh_config
+    stopped working for a user who added ``-i``."""
+    from asyncssh.config import SSHClientConfig
+
+    identities = chosen().identities
+    if not identities:
+        return ()
+    host = SSHClientConfig.load(None, [Path(path) for path in config], False, False, False,
+                                getpass.getuser(), target.user or (), target.host, target.port or ())
+    named = [os.path.expanduser(str(path)) for path in cast(list, host.get("IdentityFile", []))]
+    return list(dict.fromkeys([*identities, *(path for path in named if os.path.exists(path))]))
 
 
 def _config_files() -> list[str]:

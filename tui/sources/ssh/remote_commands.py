@@ -209,6 +209,14 @@ def read_range(path: str, start: int, end: int | None) -> str:
     return tail if end is None else f"{tail} | head -c {max(0, int(end) - int(start))}"
 
 
+def head_as_stamped(path: str, most: int) -> str:
+    """The log's first ``most`` bytes, no more than the ``$s`` bytes it held when the backfill
+    stamped it (asked beside the backfill, where ``s`` is set; ``path``: a shell word, ``"$f"``
+    there): an answer whose length says whether it came whole (a shell's command
+    substitution drops NUL bytes, and a log cut meanwhile is shorter)."""
+    return f'head -c "$((s < {int(most)} ? s : {int(most)}))" < {path}'
+
+
 def read_from(path: str, start: int) -> str:
     """A ``CLOCK`` line (``box_clock``), then the bytes from ``start`` to the end of the file:
     a read of what was written since also says when it was written, in the same round trip."""

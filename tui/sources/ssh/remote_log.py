@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 import asyncssh
 
+from tui.parsers.run_config import CONFIG_HEAD_BYTES
 from tui.parsers.text import safe_text
 from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.base import (
@@ -84,6 +85,13 @@ class RemoteLog:
         self._handoff: _Handoff | None = None
         # What the opening channel was asked besides its backfill, by the text of each question.
         self._answers = Answers()
+        # How long the log's head the opening brought must be to have come whole: the
+        # first CONFIG_HEAD_BYTES, or the whole log where it was shorter then.
+        self._head_length: int | None = None
+        # A backfill's channel read to its end by a reader that does not follow (check), left
+        # open until the opening's answers on its stderr have come (``_close_after_answers``).
+        self._answering: Process | None = None
+        self._answered: asyncio.Task[None] | None = None  # held: the loop holds tasks weakly
         # Whether the user was told the box cannot say when the log was written.
         self._clock_noted = False
         # A run with no console log: its JSONL / event files (tui.sources.ssh.remote_logger_run),
@@ -230,15 +238,24 @@ class RemoteLog:
     def _asks(self) -> list[tuple[str, Callable[[], str]]]:
         """What the opening channel asks beside the backfill, each with the text the question
         would have as a command of its own once the log is known (the key of its answer):
-        the lines of the log that name its logger files, and which accelerator tools the
-        box has (nvidia-smi…)."""
+        the log's head where a run prints its config (read by a session once the log is
+        read, for a run that has not finished: ``read_range``), the lines of the log that
+        name its logger files, and which accelerator tools the box has (nvidia-smi…).
+
+        The head is asked of every run opened, finished or not: whether a run has finished
+        is known only once its lines are parsed here, and asking then would cost the second
+        box session (a login shell) this saves. It is at most CONFIG_HEAD_BYTES (a run's
+        config is printed in its first tens of kilobytes), sent compressed, read on the box
+        beside the grep pieces, and kept here only until the session takes it or closes."""
         from tui.parsers.verl_loggers import HINT_NEEDLES
         from tui.sources.accelerators.detect import pollers_for, probe_argv
         from tui.sources.ssh.ssh_runner import remote_command
 
         runner = SshRunner(lambda: self.connection, self.target.host)
         probe = remote_command(probe_argv([poller.tool for poller in pollers_for(runner, False)]))
-        return [(remote_commands.hint_lines_of('"$f"', HINT_NEEDLES),
+        return [(remote_commands.head_as_stamped('"$f"', CONFIG_HEAD_BYTES),
+                 lambda: remote_commands.read_range(self.path, 0, CONFIG_HEAD_BYTES)),
+                (remote_commands.hint_lines_of('"$f"', HINT_NEEDLES),
                  lambda: remote_commands.hint_lines(self.path, HINT_NEEDLES)),
                 (probe, lambda: probe)]
 
@@ -248,6 +265,8 @@ class RemoteLog:
         they come."""
         first = await _Backfill.read(process, self.label)
         self._answers.expect([key() for _, key in asks], process.stderr)
+        if first.plan.clock is not None and first.plan.clock.size is not None:
+            self._head_length = min(CONFIG_HEAD_BYTES, first.plan.clock.size)
         return first
 
     def _clock_note(self, clock: BoxClock | None) -> str | None:
@@ -420,7 +439,24 @@ class RemoteLog:
             raise _Dropped(str(error)) from None
         finally:
             if backfill is not None:
-                backfill.process.close()
+                self._close_after_answers(backfill.process)
+
+    def _close_after_answers(self, process: Process) -> None:
+        """Close a backfill's channel once the opening's answers have all come on its stderr
+        (at once where none is awaited): a small log's pieces end before its head, logger
+        hints and accelerator probe are answered, and closing the channel then would make
+        each of them a login of its own. Its follower waits on the channel meanwhile; ``close``
+        ends it if the answers have not come by then."""
+        async def after_answers() -> None:
+            try:
+                await self._answers.read()
+            finally:
+                process.close()
+                if self._answering is process:
+                    self._answering = None
+
+        self._answering = process
+        self._answered = asyncio.get_running_loop().create_task(after_answers())
 
     async def _read_from(self, offset: int, follow: bool) -> AsyncIterator[SourceEvent]:
         if not follow:
@@ -523,13 +559,30 @@ class RemoteLog:
                      else follow_identity.truncated(self.label))
 
     async def read_range(self, start: int, end: int) -> bytes:
+        """The bytes ``[start, end)``: the log's config head as the opening brought it (once),
+        any other range, or that one again, read on the box."""
         if end <= start:
             return b""
-        return await self.run(remote_commands.read_range(self.path, start, end), binary=True)
+        command = remote_commands.read_range(self.path, start, end)
+        if (start, end) == (0, CONFIG_HEAD_BYTES) and (head := await self._opening_head(command)) is not None:
+            return head
+        return await self.run(command, binary=True)
+
+    async def _opening_head(self, command: str) -> bytes | None:
+        """The log's head the opening channel brought (``_asks``), taken once; None where it
+        did not come whole: the box's shell drops NUL bytes from an answer, and a log cut
+        since it was stamped is shorter. The box is asked by range then."""
+        answer = await self._answers.take(command)
+        if answer is None or answer[0] != 0 or len(answer[1]) != self._head_length:
+            return None
+        return answer[1]
 
 
     async def close(self) -> None:
         self._drop_first_backfill()
+        if self._answering is not None:
+            self._answering.close()
+            self._answering = None
         if self._handoff is not None:
             self._handoff.process.close()
             self._handoff = None
