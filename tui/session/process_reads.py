@@ -10,6 +10,7 @@ that cannot be read now is left for the next time: its processes keep their last
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 
@@ -18,7 +19,7 @@ from tui.model.processes import ProcessReading, Watched, watched_processes
 from tui.model.run_model import RunModel
 from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.base import JobSource, LogSource, SourceError
-from tui.sources.process_states import read_process_states
+from tui.sources.process_states import read_process_states_twice
 
 
 def log_host(source: LogSource) -> AcceleratorHost | None:
@@ -40,22 +41,30 @@ def reachable_processes(model: RunModel, accelerators: AcceleratorHistory, here:
 
 
 async def read_processes(model: RunModel, accelerators: AcceleratorHistory, here: AcceleratorHost | None,
-                         hosts: Mapping[str, AcceleratorHost]) -> bool:
-    """One reading of ``model``'s processes into ``model.processes`` (``reachable_processes``); True
-    when any host answered."""
+                         hosts: Mapping[str, AcceleratorHost], again_after_s: float = 0.0) -> bool:
+    """One reading of ``model``'s processes into ``model.processes`` (``reachable_processes``),
+    and unless ``again_after_s`` is 0 a second that long after it in the same round trip (their
+    CPU share between the two), the hosts read at once; True when any host answered."""
     watched, reachable = reachable_processes(model, accelerators, here, hosts)
     groups: dict[str, list[Watched]] = {}
     for one in watched:
         groups.setdefault(one.host, []).append(one)
-    answered = False
-    for name, group in groups.items():
-        try:
-            answer = await read_process_states(reachable[name], [one.pid for one in group])
-        except SourceError:
-            continue
-        at, answered = time.time(), True
-        model.processes.py_spy[name] = answer.py_spy
+    told = await asyncio.gather(*(_read_group(model, reachable[name], group, again_after_s)
+                                  for name, group in groups.items()))
+    return any(told)
+
+
+async def _read_group(model: RunModel, host: AcceleratorHost, group: list[Watched], again_after_s: float) -> bool:
+    """``group``'s readings on ``host`` into ``model``; False when the host could not be read."""
+    try:
+        answers = await read_process_states_twice(host, [one.pid for one in group], again_after_s)
+    except SourceError:
+        return False
+    now = time.time()
+    model.processes.py_spy[host.name] = answers[-1].py_spy
+    for number, answer in enumerate(answers):
+        at = now - again_after_s * (len(answers) - 1 - number)  # the first, a pause before the last
         for one in group:
             model.processes.add(ProcessReading(one, at, answer.uptime_s, answer.hz,
                                                answer.stats.get(one.pid), answer.wchans.get(one.pid)))
-    return answered
+    return True

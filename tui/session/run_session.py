@@ -243,18 +243,19 @@ class RunSession:
         return not model.finished and overdue_s(model.last_step_at, model.sec_per_it, now,
                                                 phase_allowance(model)) is not None
 
-    async def read_processes(self) -> bool:
-        """Read the run's processes once into ``model.processes`` (``tui.session.process_reads``);
-        True when any host answered."""
-        return await read_processes(self.model, self.accelerators, log_host(self.source), self._hosts)
+    async def read_processes(self, again_after_s: float = 0.0) -> bool:
+        """Read the run's processes once into ``model.processes`` (``tui.session.process_reads``),
+        and again ``again_after_s`` later in the same round trip unless it is 0; True when any
+        host answered."""
+        return await read_processes(self.model, self.accelerators, log_host(self.source), self._hosts,
+                                    again_after_s)
 
     async def read_stuck_processes(self, pause_s: float = CHECK_PROCESS_PAUSE_S) -> bool:
         """For a run read once (``check``) that looks stuck: its processes read twice,
-        ``pause_s`` apart (their CPU use between the two); True when read."""
-        if not self.watch_accelerators or not self.stuck(time.time()) or not await self.read_processes():
+        ``pause_s`` apart (their CPU use between the two), one session on each host; True when read."""
+        if not self.watch_accelerators or not self.stuck(time.time()):
             return False
-        await asyncio.sleep(pause_s)
-        return await self.read_processes()
+        return await self.read_processes(again_after_s=pause_s)
 
     async def py_spy_dump(self) -> tuple[str, str]:
         """``py-spy dump`` of the run's trainer (the log's own process, else the first device

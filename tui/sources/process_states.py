@@ -13,6 +13,8 @@ reads (the recorded hangs in tests/fixtures/logs/generated/hangs are in them too
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
 import shutil
 from collections.abc import Sequence
@@ -23,8 +25,12 @@ from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.accelerators.runner import CommandFailed, ToolMissing
 from tui.sources.base import SourceError
 
-# The script the box runs, its pids as arguments ($@): nothing in it comes from the run.
+# The script the box runs, its pids as arguments ($@) after a pause: nothing in it comes from
+# the run. A pause other than 0 reads them all again after it, in the same session (a CPU share
+# needs two readings; a second login shell for it would double what a check costs the box).
 READ_SCRIPT = (
+    "pause=$1; shift\n"
+    "r() {\n"
     "printf 'uptime %s\\nhz %s\\n' \"$(cat /proc/uptime)\" \"$(getconf CLK_TCK 2>/dev/null)\"\n"
     "for p in \"$@\"; do\n"
     # A process names itself (its comm) as it likes, a newline included: one line all the same.
@@ -32,7 +38,13 @@ READ_SCRIPT = (
     "  printf 'wchan %s %s\\n' \"$p\" \"$(cat \"/proc/$p/wchan\" 2>/dev/null)\"\n"
     "done\n"
     "printf 'py-spy %s\\n' \"$(command -v py-spy 2>/dev/null)\"\n"
+    "}\n"
+    "r \"$@\"\n"
+    # POSIX sleep takes whole seconds; GNU's and BusyBox's take fractions too.
+    "[ \"$pause\" = 0 ] || { sleep \"$pause\" 2>/dev/null || sleep 1; echo again; r \"$@\"; }\n"
 )
+# The line between the two readings of a read twice.
+AGAIN = "again"
 # How long a read may take: a handful of small files.
 READ_DEADLINE_S = 20.0
 # How long a py-spy dump may take (it pauses the process while it reads its stacks).
@@ -41,20 +53,32 @@ DUMP_DEADLINE_S = 30.0
 
 async def read_process_states(host: AcceleratorHost, pids: Sequence[int]) -> ProcAnswer:
     """What ``host``'s ``/proc`` says of ``pids`` now; SourceError when it cannot be read."""
+    return (await read_process_states_twice(host, pids, 0.0))[0]
+
+
+async def read_process_states_twice(host: AcceleratorHost, pids: Sequence[int], pause_s: float) -> list[ProcAnswer]:
+    """``host``'s ``/proc`` on ``pids`` now and, unless ``pause_s`` is 0, again ``pause_s``
+    later, in one round trip; SourceError when it cannot be read."""
     if any(pid <= 0 for pid in pids):
         raise ValueError(f"not a process id: {min(pids)}")
+    if pause_s < 0 or not math.isfinite(pause_s):
+        raise ValueError(f"not a pause: {pause_s}")
     if host.local:
-        text = _read_here(pids)
+        texts = [_read_here(pids)]
+        if pause_s:
+            await asyncio.sleep(pause_s)
+            texts.append(_read_here(pids))
     else:
         try:
-            text = (await host.runner.run(["sh", "-c", READ_SCRIPT, "sh", *map(str, pids)],
-                                          READ_DEADLINE_S)).decode("utf-8", "replace")
+            text = (await host.runner.run(["sh", "-c", READ_SCRIPT, "sh", f"{pause_s:g}", *map(str, pids)],
+                                          READ_DEADLINE_S + pause_s)).decode("utf-8", "replace")
         except (ToolMissing, CommandFailed) as error:
             raise SourceError(f"{host.name}: the processes could not be read: {error}") from None
-    answer = parse_proc_answer(text)
-    if answer is None:
+        texts = text.split(f"\n{AGAIN}\n") if pause_s else [text]
+    answers = [parse_proc_answer(text) for text in texts]
+    if not answers or any(answer is None for answer in answers):
         raise SourceError(f"{host.name}: the processes could not be read (no /proc/uptime)")
-    return answer
+    return [answer for answer in answers if answer is not None]
 
 
 async def py_spy_dump(host: AcceleratorHost, py_spy: str, pid: int) -> str:

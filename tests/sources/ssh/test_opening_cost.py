@@ -99,15 +99,17 @@ def stalled_run(tmp_path: Path) -> Path:
     return log
 
 
-async def test_a_remote_check_of_a_run_not_finished_reads_its_config_in_the_same_session(
+async def test_a_remote_check_of_a_stalled_run_reads_its_config_in_the_opening_and_its_processes_in_one_more(
         client_home, counted, tmp_path):
     """A run that may stall has its printed config read (the stall then says what the step
-    was due to do): its head comes with the opening, not in a login of its own."""
+    was due to do): its head comes with the opening, not in a login of its own. Stalled, its
+    trainer's /proc is read twice a second apart (its CPU share): one more session, not two."""
     alias, box = counted()
     done = await asyncio.to_thread(rlwatch_as, client_home, "check", f"{alias}:{stalled_run(tmp_path)}")
     assert "saving a checkpoint" in done.stdout, done.stderr
     assert "step 8 saves a checkpoint (trainer.save_freq=4)" in done.stdout
-    assert len(await sessions(box, 1)) == 1
+    assert "; processes: pid 5642" in done.stdout  # the log's (TaskRunner pid=5642), read on the box
+    assert len(await sessions(box, 2)) == 2
 
 
 async def test_a_followed_run_not_finished_gets_its_config_in_the_opening_channel(client_home, counted,

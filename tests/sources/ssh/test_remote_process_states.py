@@ -49,8 +49,9 @@ async def test_a_stopped_trainer_on_the_box_is_read_in_one_round_trip(client_hom
             session.judge(time.time() + AN_HOUR)
             commands = counted(monkeypatch)
             assert await session.read_processes()
-            assert len(commands) == 1 and f"sh {trainer.pid}" in commands[0]
-            assert await session.read_stuck_processes(pause_s=0.5)
+            assert len(commands) == 1 and f"sh 0 {trainer.pid}" in commands[0]
+            assert await session.read_stuck_processes(pause_s=0.5)  # twice, in one more round trip
+            assert len(commands) == 2 and f"sh 0.5 {trainer.pid}" in commands[1]
             (finding,) = session.judge(time.time() + AN_HOUR)
         finally:
             await session.close()
