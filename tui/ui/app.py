@@ -72,8 +72,10 @@ JUDGE_IDLE_SECONDS = 5.0
 JUDGE_BUDGET_SECONDS = 0.03
 
 
-# How long quitting waits for a screen being composed ahead to finish (``_shutdown``).
-COMPOSE_AHEAD_WAIT_S = 1.0
+# How long quitting waits for a screen being composed ahead to finish (``_shutdown``): tens of
+# milliseconds on an idle machine, but more than a second on a box whose cores a training job
+# or a test run keeps busy, where a second's wait still ended the quit in Textual's traceback.
+COMPOSE_AHEAD_WAIT_S = 5.0
 
 
 async def _awaited(awaitable: Awaitable[None]) -> None:
@@ -388,7 +390,7 @@ class RlwatchApp(App[None]):
         finish, a few tens of milliseconds, and starts no other: Textual's shutdown closes
         every widget, and a screen still mounting then looked for its own children gone (the
         step detail ended in 'No Tab with id --content-tab-metrics' or ``NoMatches``). A
-        compose that does not end within a second is left to the shutdown as before."""
+        compose that does not end within ``COMPOSE_AHEAD_WAIT_S`` is left to the shutdown as before."""
         composing = self._composing
         self.workers.cancel_group(self, "warm")
         if composing is not None:
