@@ -59,17 +59,30 @@ async def _read(stderr: asyncssh.SSHReader[bytes], futures: list[asyncio.Future[
     before the first header is no answer (a tool's complaint before the questions ran)."""
     try:
         for future in futures:
-            header = (await stderr.readline()).split()
+            header = await _header(stderr)
             while header[:1] != [b"ANSWER"]:
-                if not header and stderr.at_eof():
-                    return
-                header = (await stderr.readline()).split()
+                header = await _header(stderr)
             if len(header) != 3 or not header[1].isdigit() or not header[2].isdigit():
                 return
             future.set_result((int(header[1]), await stderr.readexactly(int(header[2]))))
-    except (asyncio.IncompleteReadError, OSError, asyncssh.Error):
+    except (asyncio.IncompleteReadError, OSError, asyncssh.Error, _Ended):
         return
     finally:
         for future in futures:
             if not future.done():
                 future.set_result(None)
+
+
+class _Ended(Exception):
+    """The channel's stderr has nothing more to give."""
+
+
+async def _header(stderr: asyncssh.SSHReader[bytes]) -> list[bytes]:
+    """The next line's words; _Ended once the stream has ended. ``readline`` gives ``b""``
+    only then (a blank line is ``b"\n"``), whether the box sent its EOF or the channel was
+    closed under it: waiting for ``at_eof()`` alone spun at full CPU on a closed channel,
+    which never says EOF."""
+    line = await stderr.readline()
+    if not line:
+        raise _Ended
+    return line.split()
