@@ -80,3 +80,17 @@ async def test_a_local_check_stopped_mid_backfill_leaves_no_grep(tmp_path):
     await asyncio.sleep(0.5)  # the later pieces' queues fill
     await asyncio.wait_for(stream.aclose(), timeout=10)
     await source.close()
+    assert greps_on(log) == []  # the shells' dd and grep too, not the shells alone
+
+
+def greps_on(log: Path) -> list[str]:
+    """The processes still reading ``log`` (a piece's dd or grep), by their command lines."""
+    left = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(log) in command and entry.name != str(os.getpid()):
+            left.append(command)
+    return left

@@ -8,11 +8,13 @@ filesystem (inotify does not see writes over NFS, where runs often live).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from pathlib import Path
 
 from tui.regular_file import open_regular
@@ -127,9 +129,12 @@ class LocalFile:
             if self._should_prefilter(start, stat.st_size):
                 backfill = (self._literal_backfill if self.matcher == "hyperscan"
                             else self._grep_backfill)
-                async for event in backfill(handle, stat.st_size, stat.st_mtime):
-                    yield event
-                    offset = event.resume_at
+                # Closed here when the reader stops early, not whenever the collector finds it:
+                # its greps are ended then, not at the event loop's end.
+                async with contextlib.aclosing(backfill(handle, stat.st_size, stat.st_mtime)) as events:
+                    async for event in events:
+                        yield event
+                        offset = event.resume_at
             handle.seek(offset)
             caught_up = False
             while True:
@@ -162,7 +167,7 @@ class LocalFile:
         return (start == 0 and bool(self.prefilter) and size >= self.grep_min_bytes
                 and (self.matcher == "hyperscan" or shutil.which("grep") is not None))
 
-    async def _literal_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
+    async def _literal_backfill(self, handle, size: int, mtime: float) -> AsyncGenerator[Lines, None]:
         """The lines of ``[0, resume_at)`` that hold a needle, found by Hyperscan at
         memory speed (:mod:`tui.sources.literal_search`), slice after slice as the
         threads finish them: the caller parses the first while the rest are scanned.
@@ -187,7 +192,7 @@ class LocalFile:
         if not said:
             yield Lines([], resume_at, mtime)
 
-    async def _grep_backfill(self, handle, size: int, mtime: float) -> AsyncIterator[Lines]:
+    async def _grep_backfill(self, handle, size: int, mtime: float) -> AsyncGenerator[Lines, None]:
         """Yield grep's matches in ``[0, resume_at)``, where ``resume_at`` ends the
         last whole line present when we started; following goes on from there.
         ``mtime``: the log's, from the same ``fstat`` as ``size``; a log that ends
@@ -204,9 +209,11 @@ class LocalFile:
         commands = ([["sh", "-c", grep_piece(str(self.path), self.prefilter, start, end)]
                      for start, end in zip(starts, [*cuts, None])] if cuts
                     else [grep_command(self.prefilter, str(self.path))])
+        # Each piece in a process group of its own: a piece is ``sh -c 'dd … | grep …'``, and
+        # stopping the shell alone left its dd and grep running, blocked on their pipes.
         processes = [await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            env={**os.environ, "LC_ALL": "C"}) for argv in commands]
+            env={**os.environ, "LC_ALL": "C"}, start_new_session=True) for argv in commands]
         queues: list[PieceQueue] = [piece_queue() for _ in processes]
         readers = [asyncio.create_task(piece(queue, self._read_piece(process, start, resume_at, queue)))
                    for process, start, queue in zip(processes, starts, queues)]
@@ -224,8 +231,8 @@ class LocalFile:
                 reader.cancel()
             await asyncio.gather(*readers, return_exceptions=True)
             for process in processes:
-                if process.returncode is None:
-                    process.kill()
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)  # the shell, its dd and its grep
                 # What is left in the pipe is read to its end: a piece held back (its queue
                 # full) stopped reading it, and Python's wait() waits for the pipe too.
                 await process.communicate()
