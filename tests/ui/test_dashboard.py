@@ -223,7 +223,8 @@ async def test_a_run_with_only_logger_files_fills_the_dashboard_and_follows_them
         with jsonl.open("a") as out:
             out.write(json.dumps({"step": 7, "data": {"critic/score/mean": 0.875}}) + "\n")
         await wait_for(pilot, lambda: shown_step(app) == "7", "step 7 from the followed JSONL")
-        assert stats_text(app, "reward").split()[0] == "0.875"
+        # The panels redraw at most twice a second while a run is followed: after the header.
+        await wait_for(pilot, lambda: stats_text(app, "reward").split()[0] == "0.875", "its reward in the panel")
         assert app.model.series["critic/score/mean"].value_at(7) == 0.875
 
 
