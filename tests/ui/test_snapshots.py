@@ -137,9 +137,22 @@ async def test_snapshot(tmp_path, monkeypatch, screen, size, variant):
         if screen_class is ChartScreen:  # the figure follows the screen's first frame
             plot = app.screen.query_one(ChartPlot)
             await wait_for(pilot, lambda: plot.cursor_cell() is not None, "the figure")
-        await pilot.pause(0.5)
-        svg = screen_svg(app, variant == "ascii")
+        svg = await steady_svg(pilot, app, variant == "ascii")
     match_snapshot(f"{screen}_{size}_{variant}", svg)
+
+
+async def steady_svg(pilot, app: RlwatchApp, ascii_only: bool, timeout: float = 15.0) -> str:
+    """The screen once two frames half a second apart are the same: on a loaded machine a
+    screen's table or figure comes frames after the screen itself, and a fixed pause took a
+    picture of it half drawn."""
+    svg = screen_svg(app, ascii_only)
+    start = time.monotonic()
+    while True:
+        await pilot.pause(0.5)
+        again = screen_svg(app, ascii_only)
+        if again == svg or time.monotonic() - start > timeout:
+            return again
+        svg = again
 
 
 # A real sweep's three runs (learning rate × KL coefficient) under one folder: one crashed out
