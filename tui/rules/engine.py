@@ -362,12 +362,17 @@ def _stalled(rule: RuleSpec, model: RunModel, now: float, typical: float | None,
 
 
 def stall_limit(params: Mapping[str, float], typical: float, phase_s: float) -> float:
-    """Seconds without a new step before a run is stalled: ``factor`` typical steps, or a
-    typical step plus ``phase_factor`` × the slowest time of the slow phases the step under
-    way runs (``phase_s``), whichever is longer; never under ``min_seconds`` nor over
-    ``max_seconds``."""
-    wanted = max(params["factor"] * typical, typical + params["phase_factor"] * phase_s)
+    """Seconds without a new step before a run is stalled: the longer of ``stall_bounds``;
+    never under ``min_seconds`` nor over ``max_seconds``."""
+    wanted = max(stall_bounds(params, typical, phase_s))
     return min(max(wanted, params["min_seconds"]), params["max_seconds"])
+
+
+def stall_bounds(params: Mapping[str, float], typical: float, phase_s: float) -> tuple[float, float]:
+    """The two lengths a stall limit is the longer of: ``factor`` typical steps, and a typical
+    step plus ``phase_factor`` × the slowest time of the slow phases the step under way runs
+    (``phase_s``)."""
+    return params["factor"] * typical, typical + params["phase_factor"] * phase_s
 
 
 def _where(model: RunModel, quiet: float, accelerators: AcceleratorHistory | None) -> str:

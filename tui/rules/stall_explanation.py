@@ -32,7 +32,7 @@ from tui.model.aliases import STEP_TIME
 from tui.model.run_model import RunModel
 from tui.parsers.records import JobOutcome
 from tui.rules.device_activity import DeviceActivity, device_activity, mix_meaning
-from tui.rules.engine import stall_limit, step_seconds
+from tui.rules.engine import stall_bounds, stall_limit, step_seconds
 from tui.rules.process_activity import ProcessActivity, process_meaning, run_processes
 from tui.rules.eta import OVERDUE_MIN_S, overdue_s
 from tui.rules.stall_phase import PHASE_NOUNS, Allowance, phase_allowance, phase_time, schedules, stall_phase
@@ -238,8 +238,7 @@ def _limit(limits: Mapping[str, float], typical: float, allowance: Allowance | N
     and which of its bounds set it."""
     phase_s = allowance.seconds if allowance is not None else 0.0
     limit = stall_limit(limits, typical, phase_s)
-    by_steps = limits["factor"] * typical
-    by_phase = typical + limits["phase_factor"] * phase_s
+    by_steps, by_phase = stall_bounds(limits, typical, phase_s)
     if limit < max(by_steps, by_phase):
         return limit, f"the rule's ceiling (max_seconds={limits['max_seconds']:g})"
     if limit > max(by_steps, by_phase):
