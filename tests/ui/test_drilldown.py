@@ -474,3 +474,16 @@ async def test_quitting_while_a_screen_is_composed_ahead_ends_cleanly(tmp_path):
             await composing_ahead(app, kind)
         assert app.return_code in (0, None), kind  # run_test raises what the app raised
 
+
+
+async def test_q_while_a_screen_is_composed_ahead_quits_cleanly(tmp_path):
+    """``q`` pressed just as a screen starts composing ahead: Textual mounts nothing once the
+    app is told to exit, so the step detail composed then had no widgets when it went to show
+    its step ('No Tab with id --content-tab-metrics', ``NoMatches`` on ``#rules``); quitting
+    now lets that screen finish first."""
+    for kind in (StepsScreen, FindingsScreen, StepDetailScreen, ChartScreen):
+        app = open_app(first_steps(tmp_path, 30))
+        async with app.run_test(size=(120, 36)):
+            await composing_ahead(app, kind)
+            await app.run_action("quit")  # what q does, at once (a pilot's press waits a frame)
+        assert app.return_code in (0, None), kind

@@ -20,6 +20,7 @@ from textual.driver import Driver
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
+from textual.widget import AwaitMount, Widget
 from textual.worker import Worker
 
 from tui.model.run_model import RunModel
@@ -78,9 +79,18 @@ JUDGE_BUDGET_SECONDS = 0.03
 COMPOSE_AHEAD_WAIT_S = 5.0
 
 
-async def _awaited(awaitable: Awaitable[None]) -> None:
-    """``awaitable`` as a coroutine, for ``asyncio.wait_for``."""
-    await awaitable
+# How often composing ahead looks whether every widget of the screen has run its mount.
+MOUNT_SETTLE_POLL_S = 0.01
+
+
+async def _mounted_whole(screen: Screen, mounting: Awaitable[None]) -> None:
+    """``mounting`` (Textual's wait for ``screen`` itself), then every widget below it mounted
+    as well: a screen counts as mounted before its grandchildren have run their own mount
+    (the step detail's tab bar picks its first tab there), and quitting in between closed
+    the tabs under it ('No Tab with id --content-tab-metrics')."""
+    await mounting
+    while not all(widget.is_mounted for widget in screen.walk_children(Widget, with_self=True)):
+        await asyncio.sleep(MOUNT_SETTLE_POLL_S)
 
 
 class RlwatchApp(App[None]):
@@ -124,7 +134,8 @@ class RlwatchApp(App[None]):
         self._drawing = False
         self._heap_frozen = False
         self._warmed = False
-        self._composing: Awaitable[None] | None = None  # the screen composed ahead now
+        # The screen composed ahead last (done once it is whole), for ``_shutdown`` to wait on.
+        self._composing: asyncio.Future[None] | None = None
         if self.sessions:
             self.show_session(self.sessions[0], name)
             # Nothing to draw before the first change: the new dashboard shows an empty run.
@@ -357,8 +368,6 @@ class RlwatchApp(App[None]):
         if register is None or load_css is None:
             self._freeze_heap()
             return
-        from textual.widget import AwaitMount
-
         model, dashboard = self.model, self.dashboard
         bindings = [active.binding for active in dashboard.active_bindings.values()]
         panel = dashboard.focused
@@ -378,24 +387,34 @@ class RlwatchApp(App[None]):
                 continue  # opened by a key already, or another run is shown now
             screen = self._kept(kind, make)
             load_css(screen)
-            self._composing = AwaitMount(screen, register(self, screen))
-            try:
-                await self._composing
-            finally:
-                self._composing = None
+            # Kept (not cleared) when the worker is cancelled: Textual cancels every worker
+            # as its message loop ends, before ``_shutdown`` looks for a compose to wait on.
+            self._composing = asyncio.ensure_future(
+                _mounted_whole(screen, AwaitMount(screen, register(self, screen))))
+            await asyncio.shield(self._composing)  # cancelling the worker leaves it whole
         self._freeze_heap()  # the kept screens with the rest: they live as long as the run shown
 
-    async def _shutdown(self) -> None:
-        """Quitting (or a test's app ending) while a screen is composed ahead first lets it
-        finish, a few tens of milliseconds, and starts no other: Textual's shutdown closes
-        every widget, and a screen still mounting then looked for its own children gone (the
-        step detail ended in 'No Tab with id --content-tab-metrics' or ``NoMatches``). A
-        compose that does not end within ``COMPOSE_AHEAD_WAIT_S`` is left to the shutdown as before."""
-        composing = self._composing
+    async def _compose_ahead_settled(self) -> None:
+        """Stop composing ahead, and let the screen being composed finish, a few tens of
+        milliseconds (at most ``COMPOSE_AHEAD_WAIT_S``): a screen still mounting when the app
+        ends looked for its own children gone (the step detail ended in 'No Tab with id
+        --content-tab-metrics' or ``NoMatches`` on its ``#rules``)."""
         self.workers.cancel_group(self, "warm")
+        composing = self._composing
         if composing is not None:
             with suppress(Exception):
-                await asyncio.wait_for(_awaited(composing), COMPOSE_AHEAD_WAIT_S)
+                await asyncio.wait_for(asyncio.shield(composing), COMPOSE_AHEAD_WAIT_S)
+
+    async def action_quit(self) -> None:
+        """Quit once the screen composed ahead is whole: Textual mounts nothing once ``exit``
+        is called, so a screen whose compose began just before ``q`` got none of its widgets."""
+        await self._compose_ahead_settled()
+        self.exit()
+
+    async def _shutdown(self) -> None:
+        """The app ending another way (a test's app, a signal): Textual's shutdown closes every
+        widget, so a screen composed ahead is let finish first."""
+        await self._compose_ahead_settled()
         await super()._shutdown()
 
     def _drop_kept_screens(self) -> None:
