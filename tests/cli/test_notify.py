@@ -45,3 +45,14 @@ def test_a_burst_is_one_message_naming_its_runs():
     assert message([crash("a"), crash("b"), crash("a")]) == (
         "rlwatch: 3 events from 2 runs",
         "\n".join(f"{run} on gpu-1, step 4/12: crashed: RuntimeError: boom (rank 1)" for run in "aba"))
+
+
+def test_each_kind_of_event_has_a_title_that_says_what_happened():
+    titles = [message([RunEvent(kind, "cola", "gpu-1", 4, 12, "…", 0.0, rule)])[0]
+              for kind, rule in (("critical", "crash"), ("critical", "stalled"), ("critical", "nan"),
+                                 ("explained", "crash"), ("warning", "kl"), ("moving", None),
+                                 ("finished", None), ("reminder", "crash"))]
+    assert titles == [
+        "rlwatch: cola crashed", "rlwatch: cola stalled", "rlwatch: cola critical: nan",
+        "rlwatch: cola crashed (its exception line)", "rlwatch: cola warning: kl",
+        "rlwatch: cola moving again", "rlwatch: cola is over", "rlwatch: cola still critical"]

@@ -190,9 +190,25 @@ def test_a_crash_whose_block_is_not_read_yet_waits_for_its_exception_line(tmp_pa
     findings = RuleEngine(load_rules()).evaluate(unread, 1.0)
     assert run_events("cola", "gpu-1", unread, findings, late, 1.0 + BLOCK_WAIT_S - 0.1) == []
     assert late.told_by() == 1.0 + 2 * BLOCK_WAIT_S - 0.1  # when a watcher judges the run again
-    assert [e.rule for e in run_events("cola", "gpu-1", unread, findings, late, 1.0 + 2 * BLOCK_WAIT_S)] == ["crash"]
+    [told] = run_events("cola", "gpu-1", unread, findings, late, 1.0 + 2 * BLOCK_WAIT_S)
+    assert told.kind == "critical" and told.rule == "crash" and told.exception == "Traceback (most recent call last):"
     assert late.told_by() is None
     # A block read as harmless leaves no crash: nothing is left waiting for it (nor woken for).
     harmless = Announced()
     assert run_events("cola", "gpu-1", unread, findings, harmless, 1.0) == [] and harmless.told_by() is not None
     assert run_events("cola", "gpu-1", unread, [], harmless, 1.5) == [] and harmless.told_by() is None
+    # Its exception line read later still (a log arriving in pieces seconds apart): told again,
+    # once, as what explains the crash told before.
+    source = LocalFile(log)
+
+    async def read_late_blocks() -> None:
+        await source.connect()
+        await read_failure_blocks(unread, source, log.stat().st_size, follow=False)
+        await source.close()
+
+    asyncio.run(read_late_blocks())
+    read_late = RuleEngine(load_rules()).evaluate(unread, 9.0)
+    [explained] = run_events("cola", "gpu-1", unread, read_late, late, 9.0)
+    assert explained.kind == "explained" and explained.rank == 1
+    assert explained.exception == "RuntimeError: reward worker returned a malformed batch at step 5"
+    assert run_events("cola", "gpu-1", unread, read_late, late, 10.0) == []

@@ -91,7 +91,7 @@ def _headline(event: RunEvent) -> str:
     if event.kind == "critical":
         return {"crash": "crashed", "stalled": "stalled"}.get(event.rule or "", f"critical: {event.rule}")
     return {"warning": f"warning: {event.rule}", "moving": "moving again", "finished": "is over",
-            "reminder": "still critical"}[event.kind]
+            "reminder": "still critical", "explained": "crashed (its exception line)"}[event.kind]
 
 
 def _say(text: str) -> None:

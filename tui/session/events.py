@@ -28,13 +28,15 @@ from tui.rules.findings import Finding, Severity
 from tui.rules.run_state import RunState, run_state
 from tui.session.alerts import identity
 
-EventKind = Literal["critical", "warning", "moving", "finished", "reminder"]
+EventKind = Literal["critical", "explained", "warning", "moving", "finished", "reminder"]
 
 # A crash is known by its first line before its block is read (over SSH, the block is fetched
 # by range once the log has been quiet for a moment): it is told as soon as its exception line
 # is read, or after this long in any case (a block cut short, its process killed mid-print, is
 # never finished). Part of the 5 s a crash may take to be told: the watcher judges a waiting run
 # again at this deadline (``Announced.told_by``), and the notifier gathers for BURST_S after.
+# A block whose exception line comes later still (a log that arrives in pieces seconds apart:
+# Ray's log stream on a loaded head, a slow NFS) is told again then, as ``explained``.
 BLOCK_WAIT_S = 2.0
 
 
@@ -80,6 +82,8 @@ class Announced:
     critical_told_at: float | None = None
     # Crashes seen whose block is not read yet, and since when (see BLOCK_WAIT_S).
     waiting: dict[str, float] = field(default_factory=dict)
+    # Crashes told before their exception line was read: told again once it is.
+    unexplained: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -99,7 +103,7 @@ class Announced:
         except TypeError:
             return cls()
         if not isinstance(announced.findings, list) or not all(isinstance(key, str) for key in announced.findings) \
-                or not isinstance(announced.waiting, dict):
+                or not isinstance(announced.waiting, dict) or not isinstance(announced.unexplained, list):
             return cls()
         return announced
 
@@ -125,12 +129,18 @@ def run_events(run: str, host: str, model: RunModel, findings: list[Finding], an
     keys = [finding_key(finding) for finding in findings]
     # A block read as harmless (``Exception ignored in``) leaves no crash: nothing waits for it.
     announced.waiting = {key: since for key, since in announced.waiting.items() if key in keys}
+    announced.unexplained = [key for key in announced.unexplained if key in keys]
     for finding, key in zip(findings, keys):
+        if key in announced.unexplained and finding.offset not in unread:
+            announced.unexplained.remove(key)  # its exception line, read after it was told
+            events.append(event("explained", describe(finding), finding))
         wanted = finding.severity == Severity.CRITICAL or warnings
         if key in told or not wanted:
             continue
-        if finding.offset in unread and now - announced.waiting.setdefault(key, now) < BLOCK_WAIT_S:
-            continue  # its exception line is on its way
+        if finding.offset in unread:
+            if now - announced.waiting.setdefault(key, now) < BLOCK_WAIT_S:
+                continue  # its exception line is on its way
+            announced.unexplained.append(key)
         announced.waiting.pop(key, None)
         told.add(key)
         announced.findings.append(key)
