@@ -133,6 +133,24 @@ async def test_a_log_truncated_on_the_box_is_read_again(client_home, tmp_path):
         assert any("truncated" in getattr(event, "reason", "") for event in resets)
 
 
+async def test_a_truncation_told_while_the_opening_is_still_answered_is_not_lost(client_home, box_with, tmp_path):
+    """tail's notice that the log was truncated shares the opening channel's stderr with the
+    answers to its questions: where one of them is slow (the config head read last here, as a
+    loaded box or a slow disk does), the notice comes among them, and it was taken for a
+    stray line and dropped, leaving the run at its old last step (seen on a loaded machine)."""
+    slow_head = box_with(head='#!/bin/sh\n[ -f /dev/stdin ] && sleep 3\nexec /usr/bin/head "$@"\n')
+    log = tmp_path / "grpo.log"
+    write(log, 1, 6)
+    resets = []
+    async with following(log, resets.append, host=slow_head) as model:
+        await until(lambda: model.last_step == 6)
+        log.write_text("")
+        await asyncio.sleep(1.5)
+        write(log, 1, 2)
+        await until(lambda: model.last_step == 2 and model.step_count == 2, timeout=10)
+        assert any("truncated" in getattr(event, "reason", "") for event in resets)
+
+
 async def test_caught_up_only_once_the_bytes_there_when_following_began_have_come(client_home, box_with,
                                                                                   tmp_path):
     """A busy box can take seconds to start ``tail``: the quiet before its first bytes is not the

@@ -28,13 +28,14 @@ class Answers:
     def __init__(self) -> None:
         self._pending: dict[str, asyncio.Future[Answer | None]] = {}
         self._reading: asyncio.Task[None] | None = None
+        self._others: list[bytes] = []  # lines among the answers that were none of them
 
     def expect(self, keys: list[str], stderr: asyncssh.SSHReader[bytes]) -> None:
         """Read the answers to the questions ``keys`` name, in that order, from ``stderr``."""
         loop = asyncio.get_running_loop()
         futures = [loop.create_future() for _ in keys]
         self._pending.update(zip(keys, futures))
-        self._reading = loop.create_task(_read(stderr, futures))
+        self._reading = loop.create_task(_read(stderr, futures, self._others))
 
     async def take(self, command: str) -> Answer | None:
         """``command``'s answer, waiting for it if it is on its way; None when it was not
@@ -48,20 +49,30 @@ class Answers:
         if self._reading is not None:
             await asyncio.wait({self._reading})
 
+    def others(self) -> list[bytes]:
+        """The lines the channel's stderr carried among the answers that were none of them,
+        taken once: a tool's complaint, or what follows the answers come early (the notice of
+        ``tail -F`` following the log that it was truncated, before a slow question's answer)."""
+        others, self._others = self._others, []
+        return others
+
     def close(self) -> None:
         """Stop waiting for answers (the channel is closing): none that is missing comes."""
         if self._reading is not None:
             self._reading.cancel()
 
 
-async def _read(stderr: asyncssh.SSHReader[bytes], futures: list[asyncio.Future[Answer | None]]) -> None:
+async def _read(stderr: asyncssh.SSHReader[bytes], futures: list[asyncio.Future[Answer | None]],
+                others: list[bytes]) -> None:
     """Each ``ANSWER <status> <n>`` header and its n bytes, for each future in turn; a line
-    before the first header is no answer (a tool's complaint before the questions ran)."""
+    between them is no answer, and is kept in ``others``."""
     try:
         for future in futures:
-            header = await _header(stderr)
-            while header[:1] != [b"ANSWER"]:
-                header = await _header(stderr)
+            line = await _line(stderr)
+            while not line.startswith(b"ANSWER "):
+                others.append(line)
+                line = await _line(stderr)
+            header = line.split()
             if len(header) != 3 or not header[1].isdigit() or not header[2].isdigit():
                 return
             future.set_result((int(header[1]), await stderr.readexactly(int(header[2]))))
@@ -77,12 +88,12 @@ class _Ended(Exception):
     """The channel's stderr has nothing more to give."""
 
 
-async def _header(stderr: asyncssh.SSHReader[bytes]) -> list[bytes]:
-    """The next line's words; _Ended once the stream has ended. ``readline`` gives ``b""``
-    only then (a blank line is ``b"\n"``), whether the box sent its EOF or the channel was
-    closed under it: waiting for ``at_eof()`` alone spun at full CPU on a closed channel,
-    which never says EOF."""
+async def _line(stderr: asyncssh.SSHReader[bytes]) -> bytes:
+    """The next line; _Ended once the stream has ended. ``readline`` gives ``b""`` only then
+    (a blank line is ``b"\n"``), whether the box sent its EOF or the channel was closed under
+    it: waiting for ``at_eof()`` alone spun at full CPU on a closed channel, which never says
+    EOF."""
     line = await stderr.readline()
     if not line:
         raise _Ended
-    return line.split()
+    return line

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 from dataclasses import dataclass, replace
 
@@ -479,7 +479,7 @@ class RemoteLog:
             process = handoff.process
         # The backfill's channel: its stderr carries the opening's answers first.
         errors: asyncio.Future = asyncio.create_task(
-            _after(self._answers.read(), process.stderr.readline) if handoff is not None
+            self._stderr_after_answers(process) if handoff is not None
             else process.stderr.readline())
         data_task: asyncio.Future | None = None
         caught_up = ever_caught_up = False
@@ -552,6 +552,17 @@ class RemoteLog:
                     task.add_done_callback(lambda done: done.cancelled() or done.exception())
             process.close()
 
+    async def _stderr_after_answers(self, process: Process) -> bytes:
+        """The backfill channel's next line on stderr once the opening's answers have all come
+        (not before: cancelled meanwhile, it reads nothing). A notice of tail's that came among
+        the answers (the log truncated just as tail started, a question answered slowly) is
+        that line: the answers' reader keeps it, and it was lost there before."""
+        await self._answers.read()
+        for line in self._answers.others():
+            if _tail_notice(line.decode(errors="replace")):
+                return line
+        return await process.stderr.readline()
+
     def _reset(self, change: str) -> Reset:
         """The notice for a log that ``change`` (``"replaced"``, ``"truncated"``), worded as
         for a local log."""
@@ -609,11 +620,6 @@ def _tail_notice(message: str) -> bool:
     return any(notice in message for notice in _TAIL_NOTICES)
 
 
-async def _after(first: Awaitable[None], then: Callable[[], Awaitable[bytes]]) -> bytes:
-    """``then()``'s result, called once ``first`` is done (not before: cancelled meanwhile,
-    it is never started)."""
-    await first
-    return await then()
 
 
 async def _rest_section(process: Process, start: bytes) -> tuple[bytes, int, bytes]:
