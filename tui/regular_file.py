@@ -19,11 +19,16 @@ import os
 import stat
 from typing import BinaryIO
 
+# What each kind of file that is not read is called (a remote path's refusal says the same).
+FIFO = "a FIFO (named pipe)"
+CHARACTER_DEVICE = "a character device"
+BLOCK_DEVICE = "a block device"
+SOCKET = "a socket"
 _KINDS = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISFIFO, FIFO),
+    (stat.S_ISCHR, CHARACTER_DEVICE),
+    (stat.S_ISBLK, BLOCK_DEVICE),
+    (stat.S_ISSOCK, SOCKET),
 )
 
 

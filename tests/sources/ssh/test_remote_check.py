@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,23 @@ def test_a_run_directory_offers_its_symlinked_logs_by_what_they_name(ssh_world, 
     assert json.loads(remote.stdout)["run"]["log"] == f"gpu:{link}", remote.stderr
     assert json.loads(local.stdout)["run"]["log"] == str(link)
     assert json.loads(remote.stdout)["run"]["steps"] == 1120
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "socket"])
+def test_a_fifo_device_or_socket_on_the_box_is_refused_saying_what_it_is(ssh_world, tmp_path, kind):
+    """Not "no such file": the path is there, and reading it would hang (a FIFO waits for a
+    writer, /dev/zero never ends). Nothing on the box is opened to find out."""
+    home, _, _ = ssh_world
+    if kind == "fifo":
+        path, said = tmp_path / "grpo.log", "is a FIFO (named pipe), not a regular file"
+        os.mkfifo(path)
+    elif kind == "device":
+        path, said = tmp_path / "run.log", "is a character device, not a regular file"
+        path.symlink_to("/dev/zero")
+    else:
+        path, said = tmp_path / "s.log", "is a socket, not a regular file"
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(path))
+    done = rlwatch_as(home, "check", f"gpu:{path}")
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert done.stderr == f"rlwatch: gpu:{path}: {said} on gpu\n", done.stderr
