@@ -80,6 +80,9 @@ def test_issue_1487_a_hang_after_actor_train_started_is_in_training():
     phase = stall_phase(model)
     assert model.last_step == 16
     assert (phase.phase, phase.line, phase.words()) == ("training", "Timer actor_train start", "in training")
+    (finding,) = [f for f in RuleEngine(load_rules()).evaluate(model, WRITTEN + 2 * AN_HOUR) if f.rule == "stalled"]
+    assert finding.message.split(";")[0] == "nothing written for 2 h 00 min after step 16, in training"
+    assert "last phase line `Timer actor_train start` (at byte 201)" in finding.message
 
 
 def test_a_push_of_the_weights_that_never_ends_is_the_weight_sync(tmp_path: Path):
