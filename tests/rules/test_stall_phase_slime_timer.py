@@ -70,6 +70,8 @@ def test_a_run_stuck_in_training_says_so_with_the_timer_line_as_evidence(tmp_pat
     (finding,) = [f for f in RuleEngine(load_rules()).evaluate(model, WRITTEN + AN_HOUR) if f.rule == "stalled"]
     assert finding.message.split(";")[0].endswith("(typical step 1 min), in training")
     assert "last phase line `Timer actor_train start`" in finding.message
+    # slime's perf line times its train timer: what training took before
+    assert "the last training took 30 s (perf/train_time at step 4); this step has waited 1 h 00 min" in finding.message
 
 
 def test_issue_1487_a_hang_after_actor_train_started_is_in_training():

@@ -27,20 +27,24 @@ from tui.parsers.stall_evidence import (
     ROLLOUT,
     ROLLOUT_ENDED,
     TIMER_ENDED,
+    TRAINING,
     VALIDATION,
 )
 
-# The step-metric keys that time each phase at the steps that ran it (verl's ``marked_timer``).
+# The step-metric keys that time each phase at the steps that ran it (verl's ``marked_timer``;
+# slime's ``perf N: {'perf/train_time': …}``, its ``train`` timer, printed in the same step:
+# its other timers' times come with the next step's, after the step they timed).
 PHASE_TIMING = {
     CHECKPOINT: ("timing_s/save_checkpoint", "timing/save_checkpoint"),
     VALIDATION: ("timing_s/testing", "timing/testing"),
     ROLLOUT: ("timing_s/gen", "timing/gen"),
+    TRAINING: ("perf/train_time",),
 }
 # The printed settings that schedule a phase every N steps: the phase, the key, what the step does.
 SCHEDULES = ((CHECKPOINT, "trainer.save_freq", "saves a checkpoint"),
              (VALIDATION, "trainer.test_freq", "validates"))
 # How a phase's time is named: "the last save took 4 min", "a step takes 1 min, a save 6 min".
-PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation", ROLLOUT: "generation"}
+PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation", ROLLOUT: "generation", TRAINING: "training"}
 # A quoted line is cut to this many characters in a finding.
 _QUOTED_CHARS = 120
 
