@@ -22,7 +22,7 @@ items out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -197,9 +197,9 @@ def explain_stall(model: RunModel, now: float, *, limits: Mapping[str, float] | 
         return StallExplanation(MOVING, f"the run is moving: step {step} came {word_duration(quiet)} ago")
     headline = (f"stalled: no new step for {word_duration(quiet)} after step {step}" if state == STALLED
                 else f"overdue, not stalled yet: no new step for {word_duration(quiet)} after step {step}")
-    items = [silence, *_where(model, step, quiet), *_devices(accelerators, since, now), *_processes(model),
-             *_tail(model, tail)]
-    return StallExplanation(state, headline, tuple(items))
+    items = [silence, *_where(model, step, quiet), *_devices(accelerators, since, now), *_processes(model)]
+    quoted = {item.source.offset for item in items if isinstance(item.source, LogLine)}
+    return StallExplanation(state, headline, tuple(items + _tail(model, tail, quoted)))
 
 
 def _silence(model: RunModel, step: int, now: float, quiet: float, typical: float | None, allowance: Allowance | None,
@@ -306,9 +306,10 @@ def _readings(activities: Sequence[DeviceActivity], now: float) -> AcceleratorRe
                               min(a.first_at for a in activities), max(a.last_at for a in activities), now)
 
 
-def _tail(model: RunModel, tail: Sequence[tuple[int, str]]) -> list[Evidence]:
-    """The log's last few non-blank lines since the last step, as it printed them."""
-    lines = [(offset, text) for offset, text in tail if text.strip()][-TAIL_LINES:]
+def _tail(model: RunModel, tail: Sequence[tuple[int, str]], quoted: Collection[int] = ()) -> list[Evidence]:
+    """The log's last few non-blank lines since the last step, as it printed them, but for
+    those an item quotes already (``quoted``: their offsets; the phase line is often the last)."""
+    lines = [(offset, text) for offset, text in tail if text.strip() and offset not in quoted][-TAIL_LINES:]
     return [Evidence(_cut(text), LogLine(model.log, offset)) for offset, text in lines]
 
 

@@ -15,7 +15,7 @@ from textual.widgets import OptionList
 
 from tests.session.test_process_states import hung_trainer, quick_stall_rules
 from tests.support import DDP, HANGS, dashboard_on, hang_readings, header_text, history_of, text_of, wait_for
-from tui.rules.stall_explanation import LogLine, ProcessEntry
+from tui.rules.stall_explanation import ProcessEntry
 from tui.session import run_session
 from tui.sources.local_file import LocalFile
 from tui.ui.app import RlwatchApp
@@ -72,8 +72,7 @@ async def tail_read(pilot, app: RlwatchApp) -> None:
     """Wait for the view's items, the log's last lines among them."""
     screen = app.screen
     assert isinstance(screen, WhyStuckScreen)
-    await wait_for(pilot, lambda: any(isinstance(item.source, LogLine) and not item.source.text
-                                      for item in screen.items), "the log's last lines")
+    await wait_for(pilot, lambda: screen.tail_read, "the log's last lines")
 
 
 async def test_the_stalled_finding_opens_the_save_line_its_schedule_and_the_last_save(tmp_path):

@@ -102,6 +102,12 @@ class WhyStuckScreen(Screen[None]):
         self.query_one(OptionList).focus()
         self.refresh_items()
 
+    @property
+    def tail_read(self) -> bool:
+        """Whether the items shown take in the log's lines since the last step (read in a
+        worker after the view opens: until then the items stop before them)."""
+        return self._tail_of is not None
+
     def on_run_updated(self, _: RunUpdated) -> None:
         self.refresh_items()
 
