@@ -13,6 +13,7 @@ from tests.support import hang_model
 from tui.model.run_model import RunModel
 from tui.rules.engine import RuleEngine
 from tui.rules.rule_file import load_rules
+from tui.rules.stall_explanation import LogLine, StepTiming, explain_stall
 from tui.rules.stall_phase import StallPhase, stall_phase
 
 KIN = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "kin"
@@ -72,6 +73,17 @@ def test_a_run_stuck_in_training_says_so_with_the_timer_line_as_evidence(tmp_pat
     assert "last phase line `Timer actor_train start`" in finding.message
     # slime's perf line times its train timer: what training took before
     assert "the last training took 30 s (perf/train_time at step 4); this step has waited 1 h 00 min" in finding.message
+
+
+def test_the_why_view_names_training_at_the_timer_lines_byte_and_what_training_took_before(tmp_path: Path):
+    model = model_of(tmp_path, RUN + rollout_done(5) + ended("train_wait") + timer("train") + timer("actor_train"))
+    limits = next(rule for rule in load_rules() if rule.kind == "stalled").params
+    _, where, before = explain_stall(model, WRITTEN + AN_HOUR, limits=limits).items
+    assert where.says == "where: in training, by the last line since step 5 that names a phase"
+    text = (tmp_path / "slime.log").read_bytes()
+    assert where.source == LogLine(model.log, text.rindex(b"(MegatronTrainRayActor"), "Timer actor_train start")
+    assert before.says == "the last training took 30 s (perf/train_time at step 4); this step has waited 1 h 00 min"
+    assert before.source == StepTiming("perf/train_time", None, 4)
 
 
 def test_issue_1487_a_hang_after_actor_train_started_is_in_training():
