@@ -219,4 +219,4 @@ def timer_phase(found: re.Match[str], source: str, offset: int) -> PhaseRecord:
         kind = TIMER_ENDED
     else:
         kind = TIMER_PHASES.get(name, TRAINING if name.endswith("log_probs") else TIMED)
-    return PhaseRecord(kind, found.group("message"), offset, source, timer=name)
+    return PhaseRecord(kind, found.group("message")[:_MAX_TEXT], offset, source, timer=name)
