@@ -129,6 +129,9 @@ PHASE_MARKER_LINES = {
     stall_evidence.COLLECTIVE_ENDED: [
         "machine-1:16194:18586 [6] NCCL INFO comm 0x7f4b28006640 rank 14 nranks 16 cudaDev 6 busId b1000 - Init COMPLETE",
     ],
+    # slime's timers (slime/observability/timer.py): a start names its timer's phase, an end ends it
+    stall_evidence.TRAINING: ["(MegatronTrainRayActor pid=1234) [2025-11-20 10:00:00] timer.py:24 - Timer actor_train start"],
+    stall_evidence.TIMER_ENDED: ["[2025-11-20 10:00:09] timer.py:24 - Timer update_weights end (elapsed: 9.1s)"],
 }
 
 

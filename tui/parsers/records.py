@@ -131,12 +131,14 @@ class PhaseRecord:
     """A line that says which phase of a step the run began (:mod:`tui.parsers.stall_evidence`):
     validation, a checkpoint save, a request to a server retried. ``text``: the line, cleaned;
     ``source``: who printed it where several engines report alike (the process prefix and
-    vLLM's engine index), so that one rollout engine gone idle does not end another's work."""
+    vLLM's engine index), so that one rollout engine gone idle does not end another's work;
+    ``timer``: the slime timer the line started or ended, so that its end ends no other one."""
 
     kind: str
     text: str
     offset: int
     source: str = ""
+    timer: str = ""
 
 
 @dataclass(frozen=True, slots=True)

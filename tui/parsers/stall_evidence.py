@@ -12,6 +12,9 @@ as verl starts pushing new weights into it (SGLang's ``Update engine weights onl
 begin.`` as it reloads them from files), NCCL's own ``NCCL INFO`` lines (with
 ``NCCL_DEBUG=INFO``; one per collective with ``NCCL_DEBUG_SUBSYS=COLL``) and torch's
 ``Running collective: CollectiveFingerPrint(…)`` (``TORCH_DISTRIBUTED_DEBUG=DETAIL``).
+slime (and Miles, its fork) times each part of its step and says so on the trainer's rank 0:
+``Timer actor_train start`` … ``Timer actor_train end (elapsed: 12.3s)``; a timer that started
+and did not end names the part the run is in (training, the weights' push to SGLang, a save).
 A stalled step whose last such line is a checkpoint save was stuck saving (DESIGN.md's "What
 a hang looks like from outside"). Some lines say a phase ended rather than began (an engine
 with no request left, an engine put to sleep, a communicator whose set-up completed): they
@@ -36,13 +39,18 @@ REQUEST_RETRY = "request-retry"
 ROLLOUT = "rollout"
 WEIGHT_SYNC = "weight-sync"
 COLLECTIVE = "collective"
+# slime's training (its forward passes for the log-probs, then the optimizer's steps).
+TRAINING = "training"
+# A part of a step slime times under a name that says no phase (``wake_up``, a user's own).
+TIMED = "timed"
 # Lines that say a phase ended (the phase under way is then unknown): a rollout engine with
 # no request left or put to sleep; a communicator whose set-up (or tear-down) completed; an
-# engine's weights updated.
+# engine's weights updated; a slime timer that ended.
 ROLLOUT_ENDED = "rollout-ended"
 COLLECTIVE_ENDED = "collective-ended"
 WEIGHT_SYNC_ENDED = "weight-sync-ended"
-ENDED = frozenset((ROLLOUT_ENDED, COLLECTIVE_ENDED, WEIGHT_SYNC_ENDED))
+TIMER_ENDED = "timer-ended"
+ENDED = frozenset((ROLLOUT_ENDED, COLLECTIVE_ENDED, WEIGHT_SYNC_ENDED, TIMER_ENDED))
 
 # vLLM's stats line (V0's ``metrics.py``: ``Avg prompt throughput: 0.0 tokens/s, Avg generation
 # throughput: 103.0 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, …``; V1's
@@ -51,6 +59,38 @@ ENDED = frozenset((ROLLOUT_ENDED, COLLECTIVE_ENDED, WEIGHT_SYNC_ENDED))
 _VLLM_STATS = (r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: [\d.]+ tokens/s, "
                r"Running: ")
 _VLLM_WAITING = r" reqs, (?:Swapped: \d+ reqs, )?(?:Pending|Waiting): "
+
+# slime's ``Timer`` (``slime/utils/timer.py``, since 2026-08 ``slime/observability/timer.py``;
+# Miles' ``miles/utils/timer.py``): ``Timer {name} start`` and ``Timer {name} end (elapsed:
+# {seconds:.1f}s)``, printed (2025-10-30 to 2025-11-17), then logged behind slime's header
+# ``[2025-11-20 10:00:00] timer.py:24 - `` (Miles': ``[… actor_cell0_rank0] timer.py:31 - ``).
+# The message is the whole line after that header: a sentence that mentions a timer is none.
+# Ray merges the same line from several trainers (an actor's and a critic's rank 0) into one
+# with ``[repeated 2x across cluster]`` after it.
+_SLIME_TIMER = re.compile(r"(?:^|\] |\.py:\d+ - )(?P<message>Timer (?P<name>\w+) "
+                          r"(?:(?P<start>start)|end \(elapsed: [\d.]+s\)))"
+                          r"(?: \[repeated \d+x across cluster\])?$")
+# The phase each of slime's and Miles' timers is (their names in slime @ 624b824a, 2026-08-21,
+# and its history since the timers were first printed, and Miles @ 31f1ca96, 2026-08-21).
+# ``{prefix}log_probs`` (``log_probs``, ``ref_log_probs``, ``teacher_log_probs``) is training too.
+TIMER_PHASES = {
+    # the trainer waiting, from the end of its training, for the next rollout's data
+    "train_wait": ROLLOUT,
+    "rollout": ROLLOUT,  # Miles' rollout manager
+    "eval_rollout": VALIDATION,  # Miles' rollout manager
+    "train": TRAINING,
+    "actor_train": TRAINING,
+    "critic_train": TRAINING,
+    "data_preprocess": TRAINING,  # the rollout's data fetched and split for the trainer
+    "ref_model_update": TRAINING,
+    "update_weights": WEIGHT_SYNC,  # the trainer's weights pushed to SGLang's engines
+    "update_weights_implementation": WEIGHT_SYNC,  # Miles
+    "finalize_and_resume_engines": WEIGHT_SYNC,  # Miles
+    "delta_encode": WEIGHT_SYNC,  # slime's delta weight update (2026-05 to 2026-08)
+    "delta_finalize": WEIGHT_SYNC,
+    "save_model": CHECKPOINT,
+    "export_hf": CHECKPOINT,  # Miles
+}
 
 # (kind, needles, confirming pattern). A needle is as rare in reward-function chatter as the
 # phrase allows: the box's grep pays for each on every byte of a backfill.
@@ -107,6 +147,9 @@ PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (COLLECTIVE, ("NCCL INFO", "NCCL WARN", "Running collective: "),
      re.compile(r"^(?:\[[^\]\n]{1,64}\] )?\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN) \S"
                 r"|ProcessGroupWrapper\.cpp:\d+\] \[Rank \d+\] Running collective: CollectiveFingerPrint\(")),
+    # slime's timers: the phase is the timer's (TIMER_PHASES; TIMED where its name says none),
+    # an end is TIMER_ENDED (see timer_phase).
+    (TIMED, ("Timer ",), _SLIME_TIMER),
 )
 # How each phase reads in a finding: "stalled …, <words>".
 PHASE_WORDS = {
@@ -116,6 +159,8 @@ PHASE_WORDS = {
     ROLLOUT: "in rollout (generation)",
     WEIGHT_SYNC: "syncing weights to the rollout engine",
     COLLECTIVE: "waiting in a collective or its set-up (NCCL/gloo)",
+    TRAINING: "in training",
+    TIMED: "in a part of the step slime times (its Timer line names it)",
 }
 # vLLM's engine index (V1, one per data-parallel engine): part of who printed a stats line.
 _ENGINE = re.compile(r"\bEngine (\d+): Avg prompt")
@@ -156,8 +201,22 @@ def match_phase(segment: str, offset: int) -> PhaseRecord | None:
         stamped = strip_stamp(segment.strip())
         prefix = PROCESS_PREFIX.match(stamped)
         line = strip_log_header((stamped[prefix.end():] if prefix else stamped).strip())
-        if confirm.search(line) is not None:
+        found = confirm.search(line)
+        if found is not None and kind == TIMED:
+            return timer_phase(found, prefix.group(0).strip() if prefix else "", offset)
+        if found is not None:
             engine = _ENGINE.search(line)
             source = (prefix.group(0).strip() if prefix else "") + (f" Engine {engine.group(1)}" if engine else "")
             return PhaseRecord(kind, line[:_MAX_TEXT], offset, source)
     return None
+
+
+def timer_phase(found: re.Match[str], source: str, offset: int) -> PhaseRecord:
+    """The phase a slime timer's line (``_SLIME_TIMER``'s match) says began, or that it ended:
+    the record carries the timer's name, so that its end ends it and no other timer."""
+    name = found.group("name")
+    if found.group("start") is None:
+        kind = TIMER_ENDED
+    else:
+        kind = TIMER_PHASES.get(name, TRAINING if name.endswith("log_probs") else TIMED)
+    return PhaseRecord(kind, found.group("message")[:_MAX_TEXT], offset, source, timer=name)

@@ -14,24 +14,37 @@ rollout, and a guess sends the user to the wrong place.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tui.durations import word_duration
 from tui.model.run_model import RunModel
 from tui.parsers.records import PhaseRecord
-from tui.parsers.stall_evidence import CHECKPOINT, ENDED, PHASE_WORDS, ROLLOUT, ROLLOUT_ENDED, VALIDATION
+from tui.parsers.stall_evidence import (
+    CHECKPOINT,
+    ENDED,
+    PHASE_WORDS,
+    ROLLOUT,
+    ROLLOUT_ENDED,
+    TIMER_ENDED,
+    TRAINING,
+    VALIDATION,
+)
 
-# The step-metric keys that time each phase at the steps that ran it (verl's ``marked_timer``).
+# The step-metric keys that time each phase at the steps that ran it (verl's ``marked_timer``;
+# slime's ``perf N: {'perf/train_time': …}``, its ``train`` timer, printed in the same step:
+# its other timers' times come with the next step's, after the step they timed).
 PHASE_TIMING = {
     CHECKPOINT: ("timing_s/save_checkpoint", "timing/save_checkpoint"),
     VALIDATION: ("timing_s/testing", "timing/testing"),
     ROLLOUT: ("timing_s/gen", "timing/gen"),
+    TRAINING: ("perf/train_time",),
 }
 # The printed settings that schedule a phase every N steps: the phase, the key, what the step does.
 SCHEDULES = ((CHECKPOINT, "trainer.save_freq", "saves a checkpoint"),
              (VALIDATION, "trainer.test_freq", "validates"))
 # How a phase's time is named: "the last save took 4 min", "a step takes 1 min, a save 6 min".
-PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation", ROLLOUT: "generation"}
+PHASE_NOUNS = {CHECKPOINT: "save", VALIDATION: "validation", ROLLOUT: "generation", TRAINING: "training"}
 # A quoted line is cut to this many characters in a finding.
 _QUOTED_CHARS = 120
 
@@ -138,22 +151,39 @@ def stall_phase(model: RunModel) -> StallPhase:
         return StallPhase(None, scheduled=scheduled)
     latest = phases[-1]
     if latest.kind in ENDED:
-        busy = _still_generating(phases) if latest.kind == ROLLOUT_ENDED else None
+        under_way = _UNDER_WAY.get(latest.kind)
+        busy = _still_under_way(phases, under_way) if under_way is not None else None
         if busy is None:
             return StallPhase(None, latest.text, latest.offset, scheduled, ended=True)
         latest = busy
     return StallPhase(latest.kind, latest.text, latest.offset, scheduled, phase_time(model, latest.kind))
 
 
-def _still_generating(phases: list[PhaseRecord]) -> PhaseRecord | None:
-    """The latest rollout line of an engine whose own last word was not an end: with several
-    engines (verl's data-parallel rollout replicas), the ones done say so while a stuck one
-    is silent, its last line still a running request."""
+def _engine(phase: PhaseRecord) -> str | None:
+    """The rollout engine a rollout line speaks for (None: not an engine's rollout line)."""
+    return phase.source if phase.kind in (ROLLOUT, ROLLOUT_ENDED) and not phase.timer else None
+
+
+def _timer(phase: PhaseRecord) -> str | None:
+    """The slime timer a line started or ended (None: not a timer's line)."""
+    return phase.timer or None
+
+
+# What an end leaves under way: each rollout engine's own last word (with several engines,
+# verl's data-parallel rollout replicas, the ones done say so while a stuck one is silent, its
+# last line still a running request); each slime timer's (timers nest: ``train`` holds
+# ``log_probs`` and ``actor_train``, and one of them ending leaves ``train`` under way).
+_UNDER_WAY: dict[str, Callable[[PhaseRecord], str | None]] = {ROLLOUT_ENDED: _engine, TIMER_ENDED: _timer}
+
+
+def _still_under_way(phases: list[PhaseRecord], who: Callable[[PhaseRecord], str | None]) -> PhaseRecord | None:
+    """The latest line of those whose speaker (``who``: an engine, a timer) did not say
+    afterwards that it ended."""
     last: dict[str, PhaseRecord] = {}
     for phase in phases:
-        if phase.kind in (ROLLOUT, ROLLOUT_ENDED):
-            last[phase.source] = phase
-    busy = [phase for phase in last.values() if phase.kind == ROLLOUT]
+        if (speaker := who(phase)) is not None:
+            last[speaker] = phase
+    busy = [phase for phase in last.values() if phase.kind not in ENDED]
     return max(busy, key=lambda phase: phase.offset) if busy else None
 
 

@@ -71,6 +71,10 @@ DD_CAN_CUT = "dd if=/dev/null of=/dev/null bs=1M skip=0 count=0 iflag=skip_bytes
 # weight-sync-ended`, grep CPU with them over without them (2026-11-28, this 2-CPU AMD EPYC VM,
 # shared): 128 MiB of each, medians of 7, 0.98× on the make log and 1.01× on the chatter; 512 MiB,
 # medians of 5, 0.97× and 0.96× (the first eight alone: 0.99×/1.01× and 1.00×/0.99×).
+# slime's timer lines by ``Timer ``, whole (its only other part, ``imer ``, stops grep at every
+# ``i``): `python bench/phase_needles.py --kinds timed` (2026-11-28, at 498dbdb, this 2-CPU AMD
+# EPYC VM, shared), grep CPU with it over without it: 1.00× on the make log and 1.00× on the
+# chatter (128 MiB, medians of 7; 512 MiB, medians of 5: 1.00× and 1.00×); ``imer `` 1.06× and 1.12×.
 FORMS: dict[bytes, bytes] = {
     b'step:': b'step:',
     b'%|': b'%|',
@@ -174,6 +178,7 @@ FORMS: dict[bytes, bytes] = {
     b'Running collective: ': b'Running collective: ',
     b'Update engine weights online from': b'Update engine weights online from',
     b'Update weights end.': b'Update weights end.',
+    b'Timer ': b'Timer ',
 }
 # What an extended regular expression gives a meaning to, escaped to stand for itself.
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
