@@ -155,6 +155,20 @@ def test_a_damaged_record_is_forgotten_not_fatal():
     assert Announced.from_json([]) == Announced()
 
 
+def read_blocks(model, log: Path) -> None:
+    """Read the failure blocks ``model`` knows only by their first line, from ``log``."""
+    from tui.session.feed import read_failure_blocks
+
+    source = LocalFile(log)
+
+    async def read() -> None:
+        await source.connect()
+        await read_failure_blocks(model, source, log.stat().st_size, follow=False)
+        await source.close()
+
+    asyncio.run(read())
+
+
 def test_a_crash_whose_block_is_not_read_yet_waits_for_its_exception_line(tmp_path):
     """Over SSH a crash is known by its first line before its block is fetched: told with its
     exception line once the block is read, not with "Traceback (most recent call last):"."""
@@ -162,7 +176,6 @@ def test_a_crash_whose_block_is_not_read_yet_waits_for_its_exception_line(tmp_pa
     from tui.parsers.log_scanner import LogScanner
     from tui.rules.engine import RuleEngine
     from tui.session.events import BLOCK_WAIT_S
-    from tui.session.feed import read_failure_blocks
 
     log = tmp_path / "run.log"
     log.write_bytes(RAISED.read_bytes())
@@ -172,14 +185,7 @@ def test_a_crash_whose_block_is_not_read_yet_waits_for_its_exception_line(tmp_pa
     engine = RuleEngine(load_rules())
     announced = Announced()
     assert run_events("cola", "gpu-1", model, engine.evaluate(model, 1.0), announced, 1.0) == []
-    source = LocalFile(log)
-
-    async def read_blocks() -> None:
-        await source.connect()
-        await read_failure_blocks(model, source, log.stat().st_size, follow=False)
-        await source.close()
-
-    asyncio.run(read_blocks())
+    read_blocks(model, log)
     [told] = run_events("cola", "gpu-1", model, engine.evaluate(model, 2.0), announced, 2.0)
     assert told.exception == "RuntimeError: reward worker returned a malformed batch at step 5"
     assert announced.waiting == {}
@@ -199,14 +205,7 @@ def test_a_crash_whose_block_is_not_read_yet_waits_for_its_exception_line(tmp_pa
     assert run_events("cola", "gpu-1", unread, [], harmless, 1.5) == [] and harmless.told_by() is None
     # Its exception line read later still (a log arriving in pieces seconds apart): told again,
     # once, as what explains the crash told before.
-    source = LocalFile(log)
-
-    async def read_late_blocks() -> None:
-        await source.connect()
-        await read_failure_blocks(unread, source, log.stat().st_size, follow=False)
-        await source.close()
-
-    asyncio.run(read_late_blocks())
+    read_blocks(unread, log)
     read_late = RuleEngine(load_rules()).evaluate(unread, 9.0)
     [explained] = run_events("cola", "gpu-1", unread, read_late, late, 9.0)
     assert explained.kind == "explained" and explained.rank == 1
