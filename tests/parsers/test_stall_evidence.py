@@ -137,3 +137,13 @@ def test_a_generation_bar_short_of_its_total_is_the_rollout_and_a_full_one_ends_
     phases = [r for r in scanner.feed(lines) + scanner.finish() if isinstance(r, PhaseRecord)]
     assert [p.kind for p in phases] == [ROLLOUT, ROLLOUT_ENDED]
     assert phases[0].text.startswith("Processed prompts:  80%|") and phases[1].offset > 0
+
+
+def test_an_sglang_line_speaks_for_its_rank():
+    """The rank in SGLang's header is part of who printed the line, as vLLM's engine index is."""
+    begun = match_phase("(SGLangEngine pid=17467) [2025-10-13 10:00:00 TP3] Update engine weights online "
+                        "from disk begin. avail mem=61.52 GB", 0)
+    metrics = match_phase("2025-10-20 03:02:22 INFO 31223 [DP3 TP3 EP3 scheduler_metrics_mixin.py:222] "
+                          "Decode batch, #running-req: 6, #token: 4078", 0)
+    assert begun is not None and begun.source == "(SGLangEngine pid=17467) TP3"
+    assert metrics is not None and metrics.source == "DP3 TP3 EP3"

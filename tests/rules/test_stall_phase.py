@@ -193,3 +193,21 @@ def test_a_collective_timeout_is_a_crash_not_a_stall_whatever_nccl_said_before()
     assert not [f for f in findings if f.rule == "stalled"]
     (crash,) = [f for f in findings if f.rule == "crash"]
     assert "Watchdog caught collective operation timeout" in crash.message and "Rank 0]" in crash.message
+
+
+def sglang_reload(rank: int, end: bool = False) -> str:
+    """SGLang's weight reload as each tensor-parallel rank logs it (model_runner.py's
+    ``update_weights_from_disk``), behind its engine's Ray prefix."""
+    said = "Update weights end." if end else "Update engine weights online from disk begin. avail mem=61.52 GB"
+    return f"(SGLangEngine pid=17467) [2025-10-13 10:00:0{rank} TP{rank}] {said}\n"
+
+
+def test_one_sglang_rank_still_loading_its_weights_while_the_others_are_done_is_the_weight_sync(tmp_path: Path):
+    """Each rank loads its own shard and says when it is done: the run waits on the one that has
+    not said so, not on nothing because the last line is another rank's end."""
+    begun = "".join(sglang_reload(rank) for rank in range(4))
+    ended = "".join(sglang_reload(rank, end=True) for rank in (0, 1, 3))
+    phase = phase_after(tmp_path, STEPS + begun + ended)
+    assert phase.phase == "weight-sync" and phase.line.startswith("[2025-10-13 10:00:02 TP2] Update engine")
+    every_rank_done = phase_after(tmp_path, STEPS + begun + ended + sglang_reload(2, end=True))
+    assert every_rank_done.phase is None and every_rank_done.ended

@@ -164,6 +164,9 @@ PHASE_WORDS = {
 }
 # vLLM's engine index (V1, one per data-parallel engine): part of who printed a stats line.
 _ENGINE = re.compile(r"\bEngine (\d+): Avg prompt")
+# SGLang's rank in its header (``[2025-10-13 10:00:00 TP3] ``, ``[DP1 TP3 EP3 scheduler….py:222]``):
+# each tensor-parallel rank reloads its own shard and says so, so one rank's end ends only its own.
+_SGLANG_RANK = re.compile(r"\[(?:[^\]\n]{0,40}? )??((?:DP\d+ )?TP\d+(?: EP\d+)?)[ \]]")
 # The text kept per line (the finding quotes it; the full line is at its offset).
 _MAX_TEXT = 200
 
@@ -206,7 +209,10 @@ def match_phase(segment: str, offset: int) -> PhaseRecord | None:
             return timer_phase(found, prefix.group(0).strip() if prefix else "", offset)
         if found is not None:
             engine = _ENGINE.search(line)
-            source = (prefix.group(0).strip() if prefix else "") + (f" Engine {engine.group(1)}" if engine else "")
+            rank = _SGLANG_RANK.search(line, 0, found.start())
+            source = " ".join(part for part in (prefix.group(0).strip() if prefix else "",
+                                                f"Engine {engine.group(1)}" if engine else "",
+                                                rank.group(1) if rank else "") if part)
             return PhaseRecord(kind, line[:_MAX_TEXT], offset, source)
     return None
 

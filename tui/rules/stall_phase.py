@@ -29,6 +29,8 @@ from tui.parsers.stall_evidence import (
     TIMER_ENDED,
     TRAINING,
     VALIDATION,
+    WEIGHT_SYNC,
+    WEIGHT_SYNC_ENDED,
 )
 
 # The step-metric keys that time each phase at the steps that ran it (verl's ``marked_timer``;
@@ -164,6 +166,11 @@ def _engine(phase: PhaseRecord) -> str | None:
     return phase.source if phase.kind in (ROLLOUT, ROLLOUT_ENDED) and not phase.timer else None
 
 
+def _loading_rank(phase: PhaseRecord) -> str | None:
+    """The engine's rank a weight-loading line speaks for (None: not an engine's such line)."""
+    return phase.source if phase.kind in (WEIGHT_SYNC, WEIGHT_SYNC_ENDED) and not phase.timer else None
+
+
 def _timer(phase: PhaseRecord) -> str | None:
     """The slime timer a line started or ended (None: not a timer's line)."""
     return phase.timer or None
@@ -171,9 +178,12 @@ def _timer(phase: PhaseRecord) -> str | None:
 
 # What an end leaves under way: each rollout engine's own last word (with several engines,
 # verl's data-parallel rollout replicas, the ones done say so while a stuck one is silent, its
-# last line still a running request); each slime timer's (timers nest: ``train`` holds
-# ``log_probs`` and ``actor_train``, and one of them ending leaves ``train`` under way).
-_UNDER_WAY: dict[str, Callable[[PhaseRecord], str | None]] = {ROLLOUT_ENDED: _engine, TIMER_ENDED: _timer}
+# last line still a running request); each SGLang rank's loading of its weights (the ranks
+# that have loaded say so while one stuck loading its shard is silent); each slime timer's
+# (timers nest: ``train`` holds ``log_probs`` and ``actor_train``, and one of them ending
+# leaves ``train`` under way).
+_UNDER_WAY: dict[str, Callable[[PhaseRecord], str | None]] = {
+    ROLLOUT_ENDED: _engine, WEIGHT_SYNC_ENDED: _loading_rank, TIMER_ENDED: _timer}
 
 
 def _still_under_way(phases: list[PhaseRecord], who: Callable[[PhaseRecord], str | None]) -> PhaseRecord | None:
