@@ -620,8 +620,6 @@ def _tail_notice(message: str) -> bool:
     return any(notice in message for notice in _TAIL_NOTICES)
 
 
-
-
 async def _rest_section(process: Process, start: bytes) -> tuple[bytes, int, bytes]:
     """The ``REST <n>`` section after a backfill's pieces (``start``: its bytes read so far):
     up to n bytes, n, and the bytes read past them (the follower's ``CLOCK`` line, say)."""
