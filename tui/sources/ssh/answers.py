@@ -51,8 +51,9 @@ class Answers:
 
     def others(self) -> list[bytes]:
         """The lines the channel's stderr carried among the answers that were none of them,
-        taken once: a tool's complaint, or what follows the answers come early (the notice of
-        ``tail -F`` following the log that it was truncated, before a slow question's answer)."""
+        taken once: a tool's complaint, or a line meant for after them that came early (the
+        notice of ``tail -F`` following the log that it was truncated, before a slow question's
+        answer)."""
         others, self._others = self._others, []
         return others
 
