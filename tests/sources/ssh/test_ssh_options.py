@@ -1,7 +1,12 @@
-"""OpenSSH's ``-F``, ``-i`` and ``-J`` on rlwatch's command line, against real sshds."""
+"""OpenSSH's ``-F``, ``-i`` and ``-J`` on rlwatch's command line, and ssh_config's own
+timing, against real sshds (and a port that never answers)."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.corpus import verl_log
@@ -93,3 +98,25 @@ def test_dash_i_adds_to_the_configs_identity_file(ssh_world, tmp_path):
             only_other.stop()
     finally:
         box.stop()
+
+
+@contextlib.contextmanager
+def silent_box() -> Iterator[int]:
+    """A port on 127.0.0.1 that takes connections and never says a word (a box whose sshd is
+    wedged, or a firewall that swallows the handshake)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        yield server.getsockname()[1]
+
+
+def test_a_box_that_never_answers_is_given_the_configs_connect_timeout(client_home):
+    """ssh_config's ConnectTimeout is the login's deadline, as it is ssh's (rlwatch's own 15 s
+    cut off a box behind a slow VPN given 60); past it, one line naming the wait."""
+    with silent_box() as port:
+        client_home.add_host("wedged", port, extra="ConnectTimeout 2")
+        started = time.monotonic()
+        done = rlwatch_as(client_home, "check", "wedged:/runs/grpo.log")
+        took = time.monotonic() - started
+    assert done.returncode == 3 and done.stderr == "rlwatch: wedged: no answer within 2 s (host down or unreachable?)\n"
+    assert took < 10, took  # not rlwatch's 15 s

@@ -27,7 +27,12 @@ from tui.sources.base import SourceError
 from tui.sources.ssh.client_options import chosen
 from tui.sources.ssh.target import RemoteTarget
 
+# How long a login may take, and how often a quiet connection is checked (and how many checks
+# may go unanswered), where the user's ssh_config does not say (``ConnectTimeout``,
+# ``ServerAliveInterval``, ``ServerAliveCountMax``: where it does, its values, as for ssh).
 CONNECT_TIMEOUT_S = 15.0
+KEEPALIVE_S = 30
+KEEPALIVE_COUNT = 4
 # A dropped connection is tried again at once (a blip, a restarted sshd), then after pauses
 # that double from a second up to this cap: a box back from a reboot is rejoined within the
 # cap of its sshd answering, and a box down for hours costs one login attempt per cap.
@@ -81,6 +86,23 @@ def _known_hosts_callback(path: Path, seen: _SeenHost) -> Callable[[str, str, in
     return lookup
 
 
+def _timing(target: RemoteTarget, config: list[str]) -> tuple[float, dict[str, float]]:
+    """How long the login may take, and the keep-alive options to connect with: those the
+    user's ssh_config gives ``target``'s host (a box behind a slow VPN given ``ConnectTimeout
+    60`` was cut off at 15 s), else rlwatch's. asyncssh reads the file as it will to connect,
+    here without a key or the agent."""
+    try:
+        given = asyncssh.SSHClientConnectionOptions(
+            config=config, host=target.host, port=target.port or (), username=target.user or (),
+            known_hosts=None, client_keys=None, agent_path=None)
+    except (OSError, asyncssh.Error, ValueError):  # said again, and better, by the connect itself
+        return CONNECT_TIMEOUT_S, {"keepalive_interval": KEEPALIVE_S, "keepalive_count_max": KEEPALIVE_COUNT}
+    timeout = float(given.connect_timeout) if given.connect_timeout else CONNECT_TIMEOUT_S
+    if given.keepalive_interval:  # ServerAliveInterval set (0, its default, is off in asyncssh)
+        return timeout, {}
+    return timeout, {"keepalive_interval": KEEPALIVE_S, "keepalive_count_max": KEEPALIVE_COUNT}
+
+
 def _known_hosts_name(host: str, port: int | None) -> str:
     return host if port in (None, 22) else f"[{host}]:{port}"
 
@@ -94,6 +116,7 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
     known_hosts = _ssh_dir() / "known_hosts"
     options = chosen()
     config = _config_files()
+    timeout, keepalive = _timing(target, config)
     passphrase: str | None = None
     for attempt in range(3):
         seen = _SeenHost()
@@ -101,9 +124,8 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
             return await asyncssh.connect(
                 target.host, port=target.port or (), username=target.user or (), config=config,
                 known_hosts=_known_hosts_callback(known_hosts, seen), passphrase=passphrase,
-                compression_algs=["zlib@openssh.com", "zlib", "none"],
-                connect_timeout=CONNECT_TIMEOUT_S, keepalive_interval=30, keepalive_count_max=4,
-                tunnel=via or options.jump or (), client_keys=_client_keys(target, config))
+                compression_algs=["zlib@openssh.com", "zlib", "none"], connect_timeout=timeout,
+                **keepalive, tunnel=via or options.jump or (), client_keys=_client_keys(target, config))
         except asyncssh.HostKeyNotVerifiable:
             host, port, had_entry = seen.asked[-1] if seen.asked else (target.host, target.port, False)
             name = _known_hosts_name(host, port)
@@ -129,7 +151,7 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
         except socket.gaierror:
             raise SourceError(f"{target.host}: cannot resolve the host name") from None
         except (asyncio.TimeoutError, TimeoutError):
-            raise SourceError(f"{target.host}: no answer within {word_duration(CONNECT_TIMEOUT_S)} "
+            raise SourceError(f"{target.host}: no answer within {word_duration(timeout)} "
                               "(host down or unreachable?)") from None
         except ValueError as error:  # a private key that does not match its .pub, say
             raise SourceError(f"{target.host}: cannot use your key: {error}") from None
