@@ -137,7 +137,8 @@ def test_refused_port_and_failed_authentication(ssh_world, tmp_path):
     assert denied.returncode == 3 and "authentication failed" in denied.stderr
     closed = Sshd(tmp_path / "closed", [home.public_key])  # configured, never started
     refused = rlwatch_as(home, "check", f"ssh://127.0.0.1:{closed.port}/x.log")
-    assert refused.returncode == 3 and "cannot connect" in refused.stderr
+    # In the system's words, as ssh says it (asyncio's "Connect call failed ('127.0.0.1', N)" is not)
+    assert refused.returncode == 3 and refused.stderr == "rlwatch: 127.0.0.1: cannot connect: Connection refused\n"
 
 
 def test_a_passphrase_protected_key_without_a_terminal_says_what_to_do(ssh_world, tmp_path):

@@ -164,7 +164,10 @@ async def connect(target: RemoteTarget, accept_new_host_key: bool = False,
                 host, port, _ = seen.asked[-1]
                 name = _known_hosts_name(host, port)
                 raise SourceError(_changed(target, name, known_hosts, offered)) from None
-            reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or str(error)
+            # asyncio words a refused or unroutable connect "Connect call failed ('10.0.0.7', 22)";
+            # ssh says what the system said ("Connection refused", "No route to host").
+            reason = (os.strerror(error.errno) if isinstance(error, OSError) and error.errno
+                      else getattr(error, "reason", None) or str(error))
             failed = Refused if isinstance(error, ConnectionRefusedError) else SourceError
             raise failed(f"{target.host}: cannot connect: {reason}") from None
     raise SourceError(f"{target.host}: cannot connect")
