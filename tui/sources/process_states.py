@@ -99,15 +99,15 @@ async def py_spy_dump(host: AcceleratorHost, py_spy: str, pid: int) -> str:
 
 def _read_here(pids: Sequence[int]) -> str:
     """The script's words, from this machine's ``/proc``."""
-    lines = [f"uptime {_text(Path('/proc/uptime'))}", f"hz {os.sysconf('SC_CLK_TCK')}"]
+    lines = [f"uptime {proc_text(Path('/proc/uptime'))}", f"hz {os.sysconf('SC_CLK_TCK')}"]
     for pid in pids:
-        lines.append(f"stat {pid} {_text(Path(f'/proc/{pid}/stat'))}")
-        lines.append(f"wchan {pid} {_text(Path(f'/proc/{pid}/wchan'))}")
+        lines.append(f"stat {pid} {proc_text(Path(f'/proc/{pid}/stat'))}")
+        lines.append(f"wchan {pid} {proc_text(Path(f'/proc/{pid}/wchan'))}")
     lines.append(f"py-spy {shutil.which('py-spy') or ''}")
     return "\n".join(lines) + "\n"
 
 
-def _text(path: Path) -> str:
+def proc_text(path: Path) -> str:
     """A /proc file's text on one line; "" where it cannot be read (the process is gone)."""
     try:
         return path.read_text(errors="replace").replace("\n", " ").strip()
