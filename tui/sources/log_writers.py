@@ -77,6 +77,12 @@ SCAN_SCRIPT = (
 )
 
 
+def scan_argv(log: str, pause_s: float) -> list[str]:
+    """The argv a box runs for the scan: the fixed script, the pause and the log's path as its
+    arguments (a relative path made ``./``-relative: never an option, never a command)."""
+    return ["sh", "-c", SCAN_SCRIPT, "sh", f"{pause_s:g}", operand(log)]
+
+
 async def read_log_writers(host: AcceleratorHost, log: str, pause_s: float) -> tuple[LogWriterScan, list[ProcAnswer]]:
     """Who writes ``log`` (its path on ``host``) and ``host``'s ``/proc`` on the account's
     processes now and, unless ``pause_s`` is 0, again ``pause_s`` later, in one round trip;
@@ -92,8 +98,8 @@ async def read_log_writers(host: AcceleratorHost, log: str, pause_s: float) -> t
             texts.append(_read_here())
     else:
         try:
-            text = (await host.runner.run(["sh", "-c", SCAN_SCRIPT, "sh", f"{pause_s:g}", operand(log)],
-                                          READ_DEADLINE_S + pause_s)).decode("utf-8", "replace")
+            text = (await host.runner.run(scan_argv(log, pause_s), READ_DEADLINE_S + pause_s)
+                    ).decode("utf-8", "replace")
         except (ToolMissing, CommandFailed) as error:
             raise SourceError(f"{host.name}: who writes the log could not be read: {error}") from None
         texts = text.split(f"\n{AGAIN}\n") if pause_s else [text]
