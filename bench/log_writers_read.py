@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,28 +48,34 @@ OTHERS = 200
 
 
 async def _times(alias: str, log: str, tries: int) -> tuple[float, float, float, int]:
-    """Median seconds of ``echo hi``, of the pid read and of the scan, alternating, over one
+    """Median seconds of ``echo hi``, of the pid read and of the scan, taken in turn over one
     connection; and how many processes the scan read."""
     connection = await connect(RemoteTarget(alias, "."))
     host = AcceleratorHost(SshRunner(lambda: connection, alias), alias, False)
-    plain, by_pid, scan = [], [], []
+    pids: list[int] = []
+    scanned: list[int] = []
+
+    async def scan() -> None:
+        found, (answer,) = await read_log_writers(host, log, 0)
+        pids[:] = [one.pid for one in writer_processes(found, answer.stats, alias, MAX_WATCHED)]
+        assert len(pids) == MAX_WATCHED, pids
+        scanned.append(len(answer.stats))
+
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        "echo": lambda: box_shell.run(connection, "echo hi", alias), "scan": scan,
+        "pids": lambda: read_process_states(host, pids)}
+    seconds: dict[str, list[float]] = {name: [] for name in calls}
     try:
         for _ in range(tries):
-            start = time.perf_counter()
-            await box_shell.run(connection, "echo hi", alias)
-            plain.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            found, (answer,) = await read_log_writers(host, log, 0)
-            scan.append(time.perf_counter() - start)
-            pids = [one.pid for one in writer_processes(found, answer.stats, alias, MAX_WATCHED)]
-            assert len(pids) == MAX_WATCHED, pids
-            start = time.perf_counter()
-            await read_process_states(host, pids)
-            by_pid.append(time.perf_counter() - start)
+            for name, call in calls.items():
+                start = time.perf_counter()
+                await call()
+                seconds[name].append(time.perf_counter() - start)
     finally:
         connection.close()
         await connection.wait_closed()
-    return statistics.median(plain), statistics.median(by_pid), statistics.median(scan), len(answer.stats)
+    echo, by_pid, by_scan = (statistics.median(seconds[name]) for name in ("echo", "pids", "scan"))
+    return echo, by_pid, by_scan, scanned[-1]
 
 
 async def measure(tries: int) -> list[Row]:

@@ -69,6 +69,17 @@ def launched(log: Path, capture: str, ranks: int = 2) -> Iterator[list[int]]:
         shell.wait()
 
 
+@contextmanager
+def tail_f(log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``tail -f LOG`` reading the log meanwhile: it has the log open, read-only."""
+    reader = subprocess.Popen(["tail", "-f", "--", str(log)], stdout=subprocess.DEVNULL)
+    try:
+        yield reader
+    finally:
+        reader.kill()
+        reader.wait()
+
+
 async def test_a_run_piped_into_tee_is_read_by_its_ranks_and_its_launcher(tmp_path: Path):
     log = tmp_path / "grpo.log"
     with launched(log, TEE) as (launcher, *ranks):
@@ -86,14 +97,9 @@ async def test_a_run_piped_into_tee_is_read_by_its_ranks_and_its_launcher(tmp_pa
 
 async def test_a_shell_redirect_is_read_by_its_python_not_by_the_shell_nor_a_reader(tmp_path: Path):
     log = tmp_path / "run.log"
-    with launched(log, REDIRECT, ranks=1) as (launcher, rank):
-        reader = subprocess.Popen(["tail", "-f", "--", str(log)], stdout=subprocess.DEVNULL)
-        try:
-            session = RunSession(LocalFile(log))
-            finding = await stalled_after_reading(session)
-        finally:
-            reader.kill()
-            reader.wait()
+    with launched(log, REDIRECT, ranks=1) as (launcher, rank), tail_f(log) as reader:
+        session = RunSession(LocalFile(log))
+        finding = await stalled_after_reading(session)
     writers = session.model.processes.writers
     assert writers is not None and [(one.pid, one.origin) for one in writers.found] == \
         [(rank, "writes the log"), (launcher, "writes the log")]
@@ -115,13 +121,9 @@ async def test_a_run_that_died_after_it_was_read_reads_gone_and_then_unwritten(t
 async def test_a_log_nobody_writes_says_so_without_an_error(tmp_path: Path):
     log = tmp_path / "run.log"
     log.write_text("".join(f"step:{step} - train/loss:0.5 - timing_s/step:0.1000\n" for step in range(1, 4)))
-    reader = subprocess.Popen(["tail", "-f", "--", str(log)], stdout=subprocess.DEVNULL)
-    try:
+    with tail_f(log):
         session = RunSession(LocalFile(log))
         finding = await stalled_after_reading(session)
-    finally:
-        reader.kill()
-        reader.wait()
     assert finding.message.endswith(f"; processes: nothing on {this_host().name} has the log open for writing "
                                     "(the run's processes have ended, or it is written from another machine)")
     assert session.model.processes.latest(0) == []

@@ -20,8 +20,6 @@ trip for the CPU share. Everything in the loops is a shell builtin (``test``, ``
 
 from __future__ import annotations
 
-import asyncio
-import math
 import os
 import shutil
 import stat
@@ -31,9 +29,7 @@ from pathlib import Path
 from tui.parsers.log_writers import LogWriterScan, parse_log_writers
 from tui.parsers.proc_stat import ProcAnswer, parse_proc_answer
 from tui.sources.accelerators.hosts import AcceleratorHost
-from tui.sources.accelerators.runner import CommandFailed, ToolMissing
-from tui.sources.base import SourceError
-from tui.sources.process_states import AGAIN, READ_DEADLINE_S, proc_text
+from tui.sources.process_states import proc_text, read_twice
 from tui.sources.ssh.remote_commands import operand
 
 # The script: $1 the pause before the second reading (0: none), $2 the log's path.
@@ -87,26 +83,11 @@ async def read_log_writers(host: AcceleratorHost, log: str, pause_s: float) -> t
     """Who writes ``log`` (its path on ``host``) and ``host``'s ``/proc`` on the account's
     processes now and, unless ``pause_s`` is 0, again ``pause_s`` later, in one round trip;
     SourceError when it cannot be read."""
-    if pause_s < 0 or not math.isfinite(pause_s):
-        raise ValueError(f"not a pause: {pause_s}")
     if not log:
         raise ValueError("no log path")
-    if host.local:
-        texts = [_scan_here(log) + _read_here()]
-        if pause_s:
-            await asyncio.sleep(pause_s)
-            texts.append(_read_here())
-    else:
-        try:
-            text = (await host.runner.run(scan_argv(log, pause_s), READ_DEADLINE_S + pause_s)
-                    ).decode("utf-8", "replace")
-        except (ToolMissing, CommandFailed) as error:
-            raise SourceError(f"{host.name}: who writes the log could not be read: {error}") from None
-        texts = text.split(f"\n{AGAIN}\n") if pause_s else [text]
-    answers = [parse_proc_answer(text) for text in texts]
-    if not answers or any(answer is None for answer in answers):
-        raise SourceError(f"{host.name}: who writes the log could not be read (no /proc/uptime)")
-    return parse_log_writers(texts[0]), [answer for answer in answers if answer is not None]
+    texts = await read_twice(host, scan_argv(log, pause_s), pause_s,
+                             lambda first: (_scan_here(log) if first else "") + _read_here(), "who writes the log")
+    return parse_log_writers(texts[0]), [answer for answer in map(parse_proc_answer, texts) if answer is not None]
 
 
 def _scan_here(log: str) -> str:

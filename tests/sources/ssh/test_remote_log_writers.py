@@ -23,6 +23,7 @@ from tests.session.test_process_states import AN_HOUR
 from tests.sources.ssh.test_remote_process_states import counted
 from tests.support import NEEDLES
 from tui.session.run_session import RunSession
+from tui.sources.base import LogSource
 from tui.sources.local_file import LocalFile
 from tui.sources.log_writers import read_log_writers
 from tui.sources.ssh.remote_log import RemoteLog
@@ -31,23 +32,32 @@ from tui.sources.ssh.target import RemoteTarget
 DDP_FAIL = Path(__file__).parents[2] / "fixtures/logs/generated/ddp/make/ddp_fail.py"
 
 
+async def read_when_stalled(source: LogSource, monkeypatch) -> tuple[RunSession, str, list[str]]:
+    """``source``'s run loaded and judged an hour on, its processes read as ``check`` reads a
+    stuck run's: the session, its stalled finding's words, and the commands that read cost."""
+    commands = counted(monkeypatch)
+    session = RunSession(source)
+    later = time.time() + AN_HOUR
+    try:
+        await session.connect()
+        await session.load()
+        session.judge(later)
+        loaded = len(commands)
+        assert await session.read_stuck_processes(pause_s=0.5)
+        said = next(finding.message for finding in session.judge(later) if finding.rule == "stalled")
+    finally:
+        await session.close()
+    return session, said, commands[loaded:]
+
+
 async def test_a_tee_run_on_the_box_is_found_and_read_in_one_round_trip(client_home, tmp_path, monkeypatch):
     log = tmp_path / "grpo.log"
     with launched(log, TEE) as (launcher, *ranks):
-        session = RunSession(RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES))
-        await session.connect()
-        try:
-            await session.load()
-            session.judge(time.time() + AN_HOUR)
-            commands = counted(monkeypatch)
-            assert await session.read_stuck_processes(pause_s=0.5)
-            (finding,) = session.judge(time.time() + AN_HOUR)
-        finally:
-            await session.close()
+        _, message, commands = await read_when_stalled(RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES), monkeypatch)
     assert len(commands) == 1 and "sh 0.5 " in commands[0]
     said = re.findall(r"pid (\d+) \([^)]*\) asleep \(S, waiting in hrtimer_nanosleep[^)]*\), 0 % CPU over 0\.\d+ s, "
-                      r"up [^(]+ \(writes the log through tee \(pid \d+\), on gpu\)", finding.message)
-    assert [int(pid) for pid in said] == [*ranks, launcher], finding.message
+                      r"up [^(]+ \(writes the log through tee \(pid \d+\), on gpu\)", message)
+    assert [int(pid) for pid in said] == [*ranks, launcher], message
 
 
 async def test_a_log_path_that_tries_to_be_a_command_finds_its_writer_on_the_box(client_home, tmp_path):
@@ -78,7 +88,8 @@ def torch_python() -> str | None:
     return os.environ.get("RLWATCH_TEST_TORCH_PYTHON") or None
 
 
-async def test_the_gloo_hang_under_torchrun_is_read_by_its_ranks_here_and_on_the_box(client_home, tmp_path):
+async def test_the_gloo_hang_under_torchrun_is_read_by_its_ranks_here_and_on_the_box(client_home, tmp_path,
+                                                                                    monkeypatch):
     python = torch_python()
     if python is None:
         pytest.skip("no Python with torch here (set RLWATCH_TEST_TORCH_PYTHON to one)")
@@ -102,18 +113,10 @@ async def test_the_gloo_hang_under_torchrun_is_read_by_its_ranks_here_and_on_the
             time.sleep(0.2)
         findings = []
         for source in (LocalFile(log), RemoteLog(RemoteTarget("gpu", str(log)), NEEDLES)):
-            session = RunSession(source)
-            await session.connect()
-            try:
-                await session.load()
-                session.judge(time.time() + AN_HOUR)
-                assert await session.read_stuck_processes(pause_s=0.5)
-                finding = next(f for f in session.judge(time.time() + AN_HOUR) if f.rule == "stalled")
-            finally:
-                await session.close()
+            session, said, _ = await read_when_stalled(source, monkeypatch)
             writers = session.model.processes.writers
             assert writers is not None and [one.pid for one in writers.found][:3] == [*ranks, agent]
-            findings.append(finding.message)
+            findings.append(said)
     finally:
         os.killpg(shell.pid, signal.SIGTERM)
         shell.wait()
