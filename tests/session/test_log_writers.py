@@ -6,6 +6,7 @@ says so without an error."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -16,7 +17,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
 from tests.session.test_process_states import AN_HOUR, stalled_after_reading
+from tests.support import rlwatch
+from tui.rules.stall_explanation import explain_stall
 from tui.session.run_session import RunSession
 from tui.sources.accelerators.hosts import AcceleratorHost, this_host
 from tui.sources.accelerators.runner import LocalRunner
@@ -127,6 +132,12 @@ async def test_a_log_nobody_writes_says_so_without_an_error(tmp_path: Path):
     assert finding.message.endswith(f"; processes: nothing on {this_host().name} has the log open for writing "
                                     "(the run's processes have ended, or it is written from another machine)")
     assert session.model.processes.latest(0) == []
+    # the "why is it stuck" view says it too, and where it looked
+    items = explain_stall(session.model, time.time() + AN_HOUR, limits=None).items
+    (said,) = [item for item in items if item.source.kind == "process"]
+    assert said.says.startswith(f"Nothing on {this_host().name} has the log open for writing (")
+    assert said.source.words() == (f"/proc/*/fd on {this_host().name}: every open file of the account's "
+                                   "processes; none of them is the log, opened to write")
 
 
 async def test_a_log_that_is_gone_finds_no_writer_and_a_dump_says_why(tmp_path: Path):
@@ -166,3 +177,21 @@ async def test_the_box_script_and_the_direct_read_say_the_same(tmp_path: Path):
         assert here == there and here.feeds and here.writers
         for pid in pids:  # asleep: the same stat in both
             assert read_here.stats[pid] == read_there.stats[pid] is not None
+
+
+def test_check_reads_a_stalled_tee_run_by_its_writers_in_text_json_and_openmetrics(tmp_path: Path):
+    rules = tmp_path / "quick.toml"
+    rules.write_text('[[rule]]\nid = "stalled"\nfactor = 1.0\nmin_seconds = 0.5\nquiet_seconds = 0.5\n')
+    log = tmp_path / "grpo.log"
+    with launched(log, TEE, ranks=1) as (launcher, rank):
+        time.sleep(1.0)  # stalled by these rules
+        done = rlwatch("check", str(log), "--rules", str(rules), "--json")
+        metrics = rlwatch("check", str(log), "--rules", str(rules), "--format", "openmetrics")
+    assert done.returncode == 2, done.stderr
+    result = json.loads(done.stdout)
+    assert [(p["pid"], p["state"], p["wchan"], p["origin"].split(" (pid")[0]) for p in result["processes"]] == [
+        (rank, "S", "hrtimer_nanosleep", "writes the log through tee"),
+        (launcher, "S", "hrtimer_nanosleep", "writes the log through tee")]
+    (family,) = [f for f in text_string_to_metric_families(metrics.stdout) if f.name == "rlwatch_run_process_state"]
+    assert sorted((int(s.labels["pid"]), s.labels["state"]) for s in family.samples) == sorted(
+        [(rank, "S"), (launcher, "S")])
