@@ -47,7 +47,7 @@ from tui.rules.findings import Finding, Severity, worst_severity
 from tui.rules.rule_file import RuleFileError, RuleSpec, load_rules, override_paths
 from tui.session.run_mutes import RunMutes
 from tui.session.feed import read_failure_blocks
-from tui.session.process_reads import log_host, read_processes
+from tui.session.process_reads import log_file, log_host, read_processes
 from tui.session.run_session import RunSession
 from tui.sources.base import Data, JobState, Lines, LogSource, SourceError
 from tui.ui.glyphs import to_ascii, use_ascii
@@ -124,7 +124,7 @@ async def status_judged(opened: OpenedTarget, rules: list[RuleSpec], cache_dir: 
         findings = engine.evaluate(model, now)
         # A stalled run's line says what its trainer does: one reading, on the open connection.
         if any(finding.rule == "stalled" for finding in findings) and \
-                await read_processes(model, AcceleratorHistory(), log_host(source), {}):
+                await read_processes(model, AcceleratorHistory(), log_host(source), {}, log=log_file(source)):
             findings = engine.evaluate(model, now)
     finally:
         await source.close()

@@ -2,7 +2,8 @@
 
 Which processes: the one the log names in its step lines' process prefix (Ray's
 ``(TaskRunner pid=N)``: the process that prints the steps) and the ones the accelerator tools
-list as holding a device (nvidia-smi's compute apps, npu-smi's processes). Each is kept with
+list as holding a device (nvidia-smi's compute apps, npu-smi's processes); where neither names
+one, those that write the log (:mod:`tui.model.log_writers`). Each is kept with
 where its pid came from, so a finding can say why it names that process, and with its last
 two readings, so what it does *now* (CPU ticks between them) is known rather than its lifetime
 average. A handful at most (``MAX_WATCHED``): a run's driver and one process per device.
@@ -70,13 +71,26 @@ class ProcessReading:
     wchan: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class LogWriters:
+    """What a look for the log's writers on ``host`` found at ``at`` (the model's clock):
+    ``found`` the processes it chose to read, none when nothing writes the log any more."""
+
+    host: str
+    at: float
+    found: tuple[Watched, ...]
+
+
 class ProcessReadings:
-    """The latest two readings of each watched process, and where py-spy is on each host."""
+    """The latest two readings of each watched process, where py-spy is on each host, and the
+    last look for the log's writers."""
 
     def __init__(self) -> None:
         self._readings: dict[tuple[str, int], tuple[ProcessReading | None, ProcessReading]] = {}
         # Host → py-spy's path there, or None where it was looked for and is not installed.
         self.py_spy: dict[str, str | None] = {}
+        # The last look for who writes the log (None: never looked, a pid was known otherwise).
+        self.writers: LogWriters | None = None
 
     def add(self, reading: ProcessReading) -> None:
         """Keep ``reading`` as its process's latest, the one before as its previous."""

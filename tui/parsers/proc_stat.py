@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Fields after the ``)``, counted from the state (field 3 of proc(5)): utime 14, stime 15,
-# num_threads 20, starttime 22.
-_UTIME, _STIME, _THREADS, _START = 14 - 3, 15 - 3, 20 - 3, 22 - 3
+# Fields after the ``)``, counted from the state (field 3 of proc(5)): ppid 4, utime 14,
+# stime 15, num_threads 20, starttime 22.
+_PPID, _UTIME, _STIME, _THREADS, _START = 4 - 3, 14 - 3, 15 - 3, 20 - 3, 22 - 3
 # The clock ticks per second of nearly every Linux kernel, where a box does not say its own.
 DEFAULT_HZ = 100
 # Process states proc(5) lists (``I`` idle kernel thread, ``X`` dead, ``W`` paging,
@@ -28,7 +28,8 @@ STATES = frozenset("RSDZTtXxKWPI")
 @dataclass(frozen=True, slots=True)
 class ProcStat:
     """One ``/proc/PID/stat`` line: the state letter, CPU ticks used (user + system) and the
-    start, in clock ticks after boot."""
+    start, in clock ticks after boot; ``ppid`` its parent (a log's writer's children are
+    the ranks a launcher started)."""
 
     pid: int
     comm: str
@@ -36,6 +37,7 @@ class ProcStat:
     ticks: int
     threads: int
     start_ticks: int
+    ppid: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +63,7 @@ def parse_proc_stat(line: str) -> ProcStat | None:
         return None
     try:
         return ProcStat(int(head), line[open_at + 2:close_at], rest[0], int(rest[_UTIME]) + int(rest[_STIME]),
-                        int(rest[_THREADS]), int(rest[_START]))
+                        int(rest[_THREADS]), int(rest[_START]), int(rest[_PPID]))
     except ValueError:
         return None
 

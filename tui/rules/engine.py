@@ -41,7 +41,7 @@ from tui.rules.findings import Finding, Severity
 from tui.rules.point_checks import POINT_CHECKS, SUSPECTS
 from tui.rules.rule_file import RuleSpec, Unless
 from tui.rules.device_activity import activity_words, device_activity
-from tui.rules.process_activity import process_words, run_processes
+from tui.rules.process_activity import process_words, run_processes, unwritten_words
 from tui.rules.stall_phase import phase_allowance, stall_phase
 from tui.rules.standing import Standing
 
@@ -390,8 +390,9 @@ def _where(model: RunModel, quiet: float, accelerators: AcceleratorHistory | Non
 
 
 def _processes(model: RunModel) -> str:
-    """``; processes: …`` for the processes read since the last step (or write), or ""."""
-    said = process_words(run_processes(model))
+    """``; processes: …`` for the processes read since the last step (or write), or that
+    nothing writes the log any more, or ""."""
+    said = process_words(run_processes(model)) or unwritten_words(model)
     return f"; {said}" if said is not None else ""
 
 

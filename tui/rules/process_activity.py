@@ -122,6 +122,18 @@ def run_processes(model: RunModel) -> list[ProcessActivity]:
     return process_activity(model.processes, since if since is not None else -math.inf)
 
 
+def unwritten_words(model: RunModel) -> str | None:
+    """Where the run's processes were looked for by who writes its log since its last step
+    (or write) and none was found: ``processes: nothing on HOST has the log open for
+    writing …``; else None."""
+    since = model.last_step_at if model.last_step is not None else model.last_write_at
+    writers = model.processes.writers
+    if writers is None or writers.found or (since is not None and writers.at < since):
+        return None
+    return (f"processes: nothing on {writers.host or 'its host'} has the log open for writing "
+            f"(the run's processes have ended, or it is written from another machine)")
+
+
 def process_activity(readings: ProcessReadings, since: float) -> list[ProcessActivity]:
     """Each watched process read at or after ``since`` (the last step's time), as it stands."""
     return [_activity(before, latest, since) for before, latest in readings.latest(since)]

@@ -33,7 +33,7 @@ from tui.model.run_model import RunModel
 from tui.parsers.records import JobOutcome
 from tui.rules.device_activity import DeviceActivity, device_activity, mix_meaning
 from tui.rules.engine import stall_bounds, stall_limit, step_seconds
-from tui.rules.process_activity import ProcessActivity, process_meaning, run_processes
+from tui.rules.process_activity import ProcessActivity, process_meaning, run_processes, unwritten_words
 from tui.rules.eta import OVERDUE_MIN_S, overdue_s
 from tui.rules.stall_phase import PHASE_NOUNS, Allowance, phase_allowance, phase_time, schedules, stall_phase
 
@@ -148,6 +148,8 @@ class ProcessEntry:
 
     def words(self) -> str:
         where = f" on {self.host}" if self.host else ""
+        if not self.pids:  # looked for by who writes the log, and none found
+            return f"/proc/*/fd{where}: every open file of the account's processes; {self.origin}"
         files = ", ".join(f"/proc/{pid}/stat" for pid in self.pids)
         return f"{files}{where}; the pid{'s' if len(self.pids) > 1 else ''} from {self.origin}"
 
@@ -288,6 +290,11 @@ def _devices(accelerators: AcceleratorHistory | None, since: float, now: float) 
 def _processes(model: RunModel) -> list[Evidence]:
     """Each process of the run as read since the last step, then what their states mean."""
     activities = run_processes(model)
+    unwritten = unwritten_words(model) if not activities else None
+    if unwritten is not None and model.processes.writers is not None:
+        said = unwritten.removeprefix("processes: ")
+        return [Evidence(said[:1].upper() + said[1:],
+                         ProcessEntry(model.processes.writers.host, (), "none of them is the log, opened to write"))]
     items = [Evidence(activity.words(), _entry((activity,))) for activity in activities]
     meaning = process_meaning(activities)
     if meaning is not None:

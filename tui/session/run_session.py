@@ -40,7 +40,7 @@ from tui.session.accelerators import feed_accelerators
 from tui.session.alerts import CriticalAlerts, run_hook
 from tui.session.feed import Feed
 from tui.session.parse_pool import ParsePool
-from tui.session.process_reads import log_host, read_processes, reachable_processes
+from tui.session.process_reads import log_file, log_host, read_processes, reachable_processes
 from tui.session.logger_feeds import (
     JsonlFeed,
     TensorBoardFeed,
@@ -248,7 +248,7 @@ class RunSession:
         and again ``again_after_s`` later in the same round trip unless it is 0; True when any
         host answered."""
         return await read_processes(self.model, self.accelerators, log_host(self.source), self._hosts,
-                                    again_after_s)
+                                    again_after_s, log_file(self.source))
 
     async def read_stuck_processes(self, pause_s: float = CHECK_PROCESS_PAUSE_S) -> bool:
         """For a run read once (``check``) that looks stuck: its processes read twice,
@@ -264,10 +264,13 @@ class RunSession:
         otherwise: no pid known, the process gone, py-spy not installed (rlwatch installs
         nothing), or py-spy's own failure (ptrace not permitted)."""
         watched, hosts = reachable_processes(self.model, self.accelerators, log_host(self.source), self._hosts)
-        if not watched:
-            raise SourceError("no trainer pid known: the log's steps carry no process prefix and "
-                              "no device lists a process")
         await self.read_processes()  # asks where py-spy is, on the same round trip
+        writers = self.model.processes.writers
+        if not watched and writers is not None:  # found by who writes the log, in that read
+            watched = list(writers.found)
+        if not watched:
+            raise SourceError("no trainer pid known: the log's steps carry no process prefix, "
+                              "no device lists a process and nothing here has the log open for writing")
         readings = {(latest.watched.host, latest.watched.pid): latest
                     for _, latest in self.model.processes.latest(-math.inf)}
         alive = [w for w in watched if (r := readings.get((w.host, w.pid))) is not None and r.stat is not None]

@@ -143,3 +143,14 @@ class JobSource(LogSource, Protocol):
         """The node ``node`` of the job, ready to run accelerator tools on (SourceError if it
         cannot be reached)."""
         ...
+
+
+@runtime_checkable
+class FileLog(LogSource, Protocol):
+    """A log that is one file on its ``accelerator_host()`` (a local file, a box's file over
+    SSH): where the log names no pid, its processes are found by who writes that file there."""
+
+    @property
+    def file_path(self) -> str:
+        """The log's path on its host, as the host's own tools name it."""
+        ...

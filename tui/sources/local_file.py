@@ -101,6 +101,10 @@ class LocalFile:
     def label(self) -> str:
         return str(self.path)
 
+    @property
+    def file_path(self) -> str:
+        return str(self.path)
+
     async def connect(self) -> str | None:
         """Fail early, with the reason, if the file cannot be read."""
         self._open().close()

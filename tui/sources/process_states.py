@@ -17,7 +17,7 @@ import asyncio
 import math
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tui.parsers.proc_stat import ProcAnswer, parse_proc_answer
@@ -61,24 +61,33 @@ async def read_process_states_twice(host: AcceleratorHost, pids: Sequence[int], 
     later, in one round trip; SourceError when it cannot be read."""
     if any(pid <= 0 for pid in pids):
         raise ValueError(f"not a process id: {min(pids)}")
+    texts = await read_twice(host, ["sh", "-c", READ_SCRIPT, "sh", f"{pause_s:g}", *map(str, pids)], pause_s,
+                             lambda first: _read_here(pids), "the processes")
+    return [answer for answer in map(parse_proc_answer, texts) if answer is not None]
+
+
+async def read_twice(host: AcceleratorHost, argv: Sequence[str], pause_s: float, read_here: Callable[[bool], str],
+                     what: str) -> list[str]:
+    """The answer of a read of ``/proc`` on ``host``: ``argv`` run there (its script prints
+    ``AGAIN`` between its two readings), or on this machine ``read_here(first)`` once and,
+    unless ``pause_s`` is 0, again ``pause_s`` later; one text per reading, each holding its
+    ``uptime``. SourceError naming ``what`` when it cannot be read."""
     if pause_s < 0 or not math.isfinite(pause_s):
         raise ValueError(f"not a pause: {pause_s}")
     if host.local:
-        texts = [_read_here(pids)]
+        texts = [read_here(True)]
         if pause_s:
             await asyncio.sleep(pause_s)
-            texts.append(_read_here(pids))
+            texts.append(read_here(False))
     else:
         try:
-            text = (await host.runner.run(["sh", "-c", READ_SCRIPT, "sh", f"{pause_s:g}", *map(str, pids)],
-                                          READ_DEADLINE_S + pause_s)).decode("utf-8", "replace")
+            text = (await host.runner.run(argv, READ_DEADLINE_S + pause_s)).decode("utf-8", "replace")
         except (ToolMissing, CommandFailed) as error:
-            raise SourceError(f"{host.name}: the processes could not be read: {error}") from None
+            raise SourceError(f"{host.name}: {what} could not be read: {error}") from None
         texts = text.split(f"\n{AGAIN}\n") if pause_s else [text]
-    answers = [parse_proc_answer(text) for text in texts]
-    if not answers or any(answer is None for answer in answers):
-        raise SourceError(f"{host.name}: the processes could not be read (no /proc/uptime)")
-    return [answer for answer in answers if answer is not None]
+    if not texts or any(parse_proc_answer(text) is None for text in texts):
+        raise SourceError(f"{host.name}: {what} could not be read (no /proc/uptime)")
+    return texts
 
 
 async def py_spy_dump(host: AcceleratorHost, py_spy: str, pid: int) -> str:
@@ -99,15 +108,15 @@ async def py_spy_dump(host: AcceleratorHost, py_spy: str, pid: int) -> str:
 
 def _read_here(pids: Sequence[int]) -> str:
     """The script's words, from this machine's ``/proc``."""
-    lines = [f"uptime {_text(Path('/proc/uptime'))}", f"hz {os.sysconf('SC_CLK_TCK')}"]
+    lines = [f"uptime {proc_text(Path('/proc/uptime'))}", f"hz {os.sysconf('SC_CLK_TCK')}"]
     for pid in pids:
-        lines.append(f"stat {pid} {_text(Path(f'/proc/{pid}/stat'))}")
-        lines.append(f"wchan {pid} {_text(Path(f'/proc/{pid}/wchan'))}")
+        lines.append(f"stat {pid} {proc_text(Path(f'/proc/{pid}/stat'))}")
+        lines.append(f"wchan {pid} {proc_text(Path(f'/proc/{pid}/wchan'))}")
     lines.append(f"py-spy {shutil.which('py-spy') or ''}")
     return "\n".join(lines) + "\n"
 
 
-def _text(path: Path) -> str:
+def proc_text(path: Path) -> str:
     """A /proc file's text on one line; "" where it cannot be read (the process is gone)."""
     try:
         return path.read_text(errors="replace").replace("\n", " ").strip()

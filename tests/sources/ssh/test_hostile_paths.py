@@ -30,6 +30,7 @@ from tests.support import rlwatch_as
 from tui.parsers.log_scanner import NEEDLES
 from tui.parsers.verl_jsonl import RECORD_START
 from tui.parsers.verl_loggers import HINT_NEEDLES
+from tui.sources.log_writers import scan_argv
 from tui.sources.slurm import commands as slurm_commands
 from tui.sources.ssh import remote_commands, remote_glob
 from tui.sources.ssh.connection import connect
@@ -131,6 +132,7 @@ BUILDERS: dict[str, Callable[[str], str]] = {
     "remote_glob.expand_command": lambda path: remote_glob.expand_command(path),
     "remote_glob.expand_command (in a folder)": lambda path: remote_glob.expand_command(f"{path}/*"),
     "ssh_runner.remote_command": lambda path: remote_command(["ls", "-d", "--", path]),
+    "log_writers.scan_argv": lambda path: remote_command(scan_argv(path, 0)),
     "slurm.commands.user_jobs": lambda path: slurm_commands.user_jobs(),
     # A job id is digits by the time it gets here (tui.sources.slurm.target); hostile all the same.
     "slurm.commands.job_query": lambda path: slurm_commands.job_query(path),

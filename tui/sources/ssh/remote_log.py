@@ -124,6 +124,11 @@ class RemoteLog:
     def label(self) -> str:
         return f"{self.target.host}:{self.path}"
 
+    @property
+    def file_path(self) -> str:
+        """The log's path on the box (relative ones from the login's home, where commands run)."""
+        return self.path
+
     async def connect(self) -> str | None:
         """Connect, and find the log when the target is a run directory (one round trip).
 
