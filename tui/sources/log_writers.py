@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tui.parsers.log_writers import LogWriterScan, parse_log_writers
-from tui.parsers.proc_stat import ProcAnswer, parse_proc_answer
+from tui.parsers.proc_stat import ProcAnswer
 from tui.sources.accelerators.hosts import AcceleratorHost
 from tui.sources.process_states import proc_text, read_twice
 from tui.sources.ssh.remote_commands import operand
@@ -85,9 +85,9 @@ async def read_log_writers(host: AcceleratorHost, log: str, pause_s: float) -> t
     SourceError when it cannot be read."""
     if not log:
         raise ValueError("no log path")
-    texts = await read_twice(host, scan_argv(log, pause_s), pause_s,
-                             lambda first: (_scan_here(log) if first else "") + _read_here(), "who writes the log")
-    return parse_log_writers(texts[0]), [answer for answer in map(parse_proc_answer, texts) if answer is not None]
+    readings = await read_twice(host, scan_argv(log, pause_s), pause_s,
+                                lambda first: (_scan_here(log) if first else "") + _read_here(), "who writes the log")
+    return parse_log_writers(readings[0][0]), [answer for _, answer in readings]
 
 
 def _scan_here(log: str) -> str:

@@ -61,17 +61,18 @@ async def read_process_states_twice(host: AcceleratorHost, pids: Sequence[int], 
     later, in one round trip; SourceError when it cannot be read."""
     if any(pid <= 0 for pid in pids):
         raise ValueError(f"not a process id: {min(pids)}")
-    texts = await read_twice(host, ["sh", "-c", READ_SCRIPT, "sh", f"{pause_s:g}", *map(str, pids)], pause_s,
-                             lambda first: _read_here(pids), "the processes")
-    return [answer for answer in map(parse_proc_answer, texts) if answer is not None]
+    readings = await read_twice(host, ["sh", "-c", READ_SCRIPT, "sh", f"{pause_s:g}", *map(str, pids)], pause_s,
+                                lambda first: _read_here(pids), "the processes")
+    return [answer for _, answer in readings]
 
 
 async def read_twice(host: AcceleratorHost, argv: Sequence[str], pause_s: float, read_here: Callable[[bool], str],
-                     what: str) -> list[str]:
+                     what: str) -> list[tuple[str, ProcAnswer]]:
     """The answer of a read of ``/proc`` on ``host``: ``argv`` run there (its script prints
     ``AGAIN`` between its two readings), or on this machine ``read_here(first)`` once and,
-    unless ``pause_s`` is 0, again ``pause_s`` later; one text per reading, each holding its
-    ``uptime``. SourceError naming ``what`` when it cannot be read."""
+    unless ``pause_s`` is 0, again ``pause_s`` later; per reading its text and what
+    :func:`parse_proc_answer` reads in it. SourceError naming ``what`` when it cannot be read
+    (a reading without its ``uptime``)."""
     if pause_s < 0 or not math.isfinite(pause_s):
         raise ValueError(f"not a pause: {pause_s}")
     if host.local:
@@ -85,9 +86,10 @@ async def read_twice(host: AcceleratorHost, argv: Sequence[str], pause_s: float,
         except (ToolMissing, CommandFailed) as error:
             raise SourceError(f"{host.name}: {what} could not be read: {error}") from None
         texts = text.split(f"\n{AGAIN}\n") if pause_s else [text]
-    if not texts or any(parse_proc_answer(text) is None for text in texts):
+    readings = [(text, answer) for text in texts if (answer := parse_proc_answer(text)) is not None]
+    if not readings or len(readings) < len(texts):
         raise SourceError(f"{host.name}: {what} could not be read (no /proc/uptime)")
-    return texts
+    return readings
 
 
 async def py_spy_dump(host: AcceleratorHost, py_spy: str, pid: int) -> str:
