@@ -97,7 +97,8 @@ def _scan_here(log: str) -> str:
     except OSError:
         return ""
     lines, writers = [], []
-    for pid, fds in _own_processes():
+    processes = list(_own_processes())
+    for pid, fds in processes:
         for fd in fds:
             if _identity_or_none(f"/proc/{pid}/fd/{fd}") == wanted:
                 lines.append(f"writer {pid} {fd} {_flags(pid, fd)}")
@@ -108,7 +109,7 @@ def _scan_here(log: str) -> str:
         except OSError:
             continue
         if stat.S_ISFIFO(pipe.st_mode):
-            lines.extend(f"feeds {pid} {fd} {writer}" for pid, fds in _own_processes() for fd in (1, 2)
+            lines.extend(f"feeds {pid} {fd} {writer}" for pid, fds in processes for fd in (1, 2)
                          if fd in fds and _identity_or_none(f"/proc/{pid}/fd/{fd}") == (pipe.st_dev, pipe.st_ino))
     return "".join(line + "\n" for line in lines)
 
