@@ -195,3 +195,14 @@ def test_check_reads_a_stalled_tee_run_by_its_writers_in_text_json_and_openmetri
     (family,) = [f for f in text_string_to_metric_families(metrics.stdout) if f.name == "rlwatch_run_process_state"]
     assert sorted((int(s.labels["pid"]), s.labels["state"]) for s in family.samples) == sorted(
         [(rank, "S"), (launcher, "S")])
+
+
+async def test_a_log_nobody_writes_is_read_once_without_waiting_for_a_second_reading(tmp_path: Path):
+    """The second reading is for the CPU share of the processes found; with none found there
+    is nothing to read again, and a `check` of a dead run's log waited a second for it."""
+    log = tmp_path / "run.log"
+    log.write_text("step:1 - train/loss:0.5\n")
+    with tail_f(log):  # a reader only
+        for host in (this_host(), BY_SCRIPT):  # one reading: no second one, so no pause before it
+            scan, answers = await read_log_writers(host, str(log), 1.0)
+            assert (scan.writers, len(answers)) == ({}, 1), host.name

@@ -47,6 +47,9 @@ SCAN_SCRIPT = (
     "    fl=\n"
     "    { while read -r k v; do [ \"$k\" = flags: ] && fl=$v; done <\"$d/fdinfo/${f##*/}\"; } 2>/dev/null\n"
     "    printf 'writer %s %s %s\\n' \"$p\" \"${f##*/}\" \"$fl\"\n"
+    # The writers (open for writing: O_WRONLY or O_RDWR in the octal flags) are followed up.
+    "    case $fl in ''|*[!0-7]*) continue ;; esac\n"
+    "    [ $((0$fl & 3)) -ne 0 ] || continue\n"
     "    case \" $ws \" in *\" $p \"*) ;; *) ws=\"$ws $p\" ;; esac\n"
     "  done\n"
     "  [ -n \"$any\" ] || continue\n"
@@ -67,8 +70,9 @@ SCAN_SCRIPT = (
     "  done\n"
     "done\n"
     "printf 'py-spy %s\\n' \"$(command -v py-spy 2>/dev/null)\"\n"
-    # POSIX sleep takes whole seconds; GNU's and BusyBox's take fractions too.
-    "[ \"$pause\" = 0 ] || { sleep \"$pause\" 2>/dev/null || sleep 1; echo again; r; }\n"
+    # POSIX sleep takes whole seconds; GNU's and BusyBox's take fractions too. Where nothing
+    # writes the log there is no process to read again: no pause.
+    "[ \"$pause\" = 0 ] || [ -z \"$ws\" ] || { sleep \"$pause\" 2>/dev/null || sleep 1; echo again; r; }\n"
     "true\n"
 )
 
@@ -81,12 +85,16 @@ def scan_argv(log: str, pause_s: float) -> list[str]:
 
 async def read_log_writers(host: AcceleratorHost, log: str, pause_s: float) -> tuple[LogWriterScan, list[ProcAnswer]]:
     """Who writes ``log`` (its path on ``host``) and ``host``'s ``/proc`` on the account's
-    processes now and, unless ``pause_s`` is 0, again ``pause_s`` later, in one round trip;
+    processes now and, unless ``pause_s`` is 0 or nothing writes the log, again ``pause_s``
+    later, in one round trip;
     SourceError when it cannot be read."""
     if not log:
         raise ValueError("no log path")
+    found = _scan_here(log) if host.local else ""
+    if host.local and not parse_log_writers(found).writers:
+        pause_s = 0.0  # nothing writes the log: no process to read again (the script does the same)
     readings = await read_twice(host, scan_argv(log, pause_s), pause_s,
-                                lambda first: (_scan_here(log) if first else "") + _read_here(), "who writes the log")
+                                lambda first: (found if first else "") + _read_here(), "who writes the log")
     return parse_log_writers(readings[0][0]), [answer for _, answer in readings]
 
 
